@@ -1,0 +1,67 @@
+import { type Database, withRetry } from '../db/database.js';
+import type { FieldValue } from '../fields/field.js';
+import type { BatchResource } from './resource.js';
+import { buildWriteSql } from './write-sql.js';
+
+export interface BatchCounts {
+  created: number;
+  updated: number;
+  ignored: number;
+}
+
+/**
+ * Repeated keys inside one batch (extensions.md section 5): for insert-if-absent the first
+ * occurrence wins, for upserts the last. Keys are compared on normalised values, so "1.5" and 1.50
+ * are the same factor unit.
+ */
+export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+  const { keyPositions } = resource;
+  const byKey = new Map<string, FieldValue[]>();
+  const keepLast = resource.onExisting === 'update';
+  for (const row of rows) {
+    // NUL never appears in a stored value (validation refuses it), so it separates key parts safely.
+    const key =
+      keyPositions.length === 1
+        ? String(row[keyPositions[0]!])
+        : keyPositions.map((at) => row[at]).join('\u0000');
+    if (keepLast || !byKey.has(key)) byKey.set(key, row);
+  }
+  return [...byKey.values()];
+}
+
+/** Rows to one array per column: the shape unnest takes. */
+export function toColumns(width: number, rows: readonly FieldValue[][]): FieldValue[][] {
+  const columns: FieldValue[][] = Array.from({ length: width }, () => new Array(rows.length));
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    for (let c = 0; c < width; c++) columns[c]![r] = row[c]!;
+  }
+  return columns;
+}
+
+const statements = new WeakMap<BatchResource, string>();
+
+/**
+ * Writes a validated batch with one statement: atomic on its own (all of it or nothing), so it needs no
+ * BEGIN/COMMIT round trips; retried whole on a deadlock or serialization failure.
+ */
+export async function writeBatch(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  rows: readonly FieldValue[][],
+): Promise<BatchCounts> {
+  let sql = statements.get(resource);
+  if (!sql) {
+    sql = buildWriteSql(resource);
+    statements.set(resource, sql);
+  }
+  const distinct = deduplicate(resource, rows);
+  const params = [tenantId, ...toColumns(resource.fieldNames.length, distinct)];
+  const [result] = await withRetry(() => db.query<{ created: number }>(sql, params));
+  const created = result?.created ?? 0;
+  if (resource.onExisting === 'ignore') {
+    return { created, updated: 0, ignored: rows.length - created };
+  }
+  return { created, updated: distinct.length - created, ignored: rows.length - distinct.length };
+}

@@ -1,0 +1,38 @@
+/**
+ * The one narrow interface the rest of the code sees. Two implementations: PostgreSQL (pg pool) and
+ * embedded PGlite. Both speak the same PostgreSQL dialect, so every statement is written once.
+ */
+export interface Queryable {
+  /** One statement with $n parameters; returns its rows. */
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** A script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /**
+   * Runs work in one transaction: committed when it resolves, rolled back when it throws. Retried
+   * from the start on a serialization failure or deadlock, so work must not have side effects
+   * outside the database.
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** SQLSTATEs after which the whole transaction can safely be run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 4;
+
+export async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (n >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+      // Jittered back-off, so that two transactions that collided do not collide again.
+      await new Promise((done) => setTimeout(done, Math.random() * 20 * n));
+    }
+  }
+}

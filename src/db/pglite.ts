@@ -1,0 +1,32 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { type Database, type Queryable, withRetry } from './database.js';
+
+/**
+ * Embedded PostgreSQL (WASM). PGlite has a single connection and serialises queries and
+ * transactions itself: a query issued while a transaction runs waits for it to finish.
+ * dataDir undefined keeps everything in memory (tests).
+ */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir);
+  const wrap = (target: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<Row>(text: string, params?: readonly unknown[]) {
+      const result = await target.query<Row>(text, params as unknown[] | undefined);
+      return result.rows;
+    },
+    async exec(script: string) {
+      await target.exec(script);
+    },
+  });
+  const direct = wrap(db);
+  return {
+    kind: 'pglite',
+    query: direct.query,
+    exec: direct.exec,
+    transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
+    async close() {
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { HttpProblem, problems } from './problems.js';
+import { serverErrorMessage } from './server-errors.js';
+
+/** Fastify's own client errors, mapped to the service's error bodies. */
+function fromFastify(error: FastifyError, bodyLimit: number | undefined): HttpProblem | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return problems.bodyTooLarge(bodyLimit ?? 0);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return problems.unsupportedMediaType();
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return problems.invalidJson();
+    default:
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return problems.clientError(error.statusCode, error.message);
+      }
+      return undefined;
+  }
+}
+
+/**
+ * The one place errors become answers. Client errors keep their status; everything else is a 500
+ * with the spec's message and a safe detail, logged in full with the request id.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const problem = error instanceof HttpProblem ? error : fromFastify(error, request.routeOptions.bodyLimit);
+    if (problem) {
+      return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send(problems.server(serverErrorMessage(error, request.id)).body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const problem = problems.notFound(request.method, request.url);
+    return reply.code(404).send(problem.body());
+  });
+}

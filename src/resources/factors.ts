@@ -1,0 +1,27 @@
+import { batchResource } from '../batch/resource.js';
+import { decimal, text } from '../fields/field.js';
+
+/** backoffice-api.md 4.6. */
+export const factors = batchResource({
+  name: 'factors',
+  path: '/api/factors/batch-create',
+  message: 'Factors created successfully',
+  summary: 'Create conversion factors (existing product + unit are ignored)',
+  table: 'factors',
+  key: ['product_code', 'unit'],
+  onExisting: 'ignore',
+  fields: {
+    product_code: text({
+      max: 20,
+      required: true,
+      references: 'products',
+      description: 'must exist in the product master',
+    }),
+    unit: decimal({ precision: 18, scale: 2, required: true, description: 'numeric conversion factor' }),
+    description: text({ max: 20, required: true, description: 'unit description' }),
+    volume: decimal({ precision: 18, scale: 2, description: 'volume of the presentation' }),
+    weight: decimal({ precision: 18, scale: 2, description: 'weight of the presentation' }),
+    minimum_sale: decimal({ precision: 18, scale: 2, description: 'minimum sale quantity' }),
+  },
+  setOnInsert: { state: "'Y'" },
+});

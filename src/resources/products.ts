@@ -1,0 +1,20 @@
+import { batchResource } from '../batch/resource.js';
+import { decimal, flag, text } from '../fields/field.js';
+
+/** The product master that stocks, factors and prices refer to (extensions.md section 3). */
+export const products = batchResource({
+  name: 'products',
+  path: '/api/products/batch-create',
+  message: 'Products created successfully',
+  summary: 'Create or update products (the product master)',
+  table: 'products',
+  key: ['code'],
+  onExisting: 'update',
+  fields: {
+    code: text({ max: 20, required: true, description: 'unique product code' }),
+    description: text({ max: 100, required: true, description: 'product description' }),
+    unit: text({ max: 20, description: 'unit of measure' }),
+    tax: decimal({ precision: 5, scale: 2, description: 'tax percentage' }),
+    state: flag({ default: 'Y', description: 'Y (active) or N (inactive); default Y' }),
+  },
+});
