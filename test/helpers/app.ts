@@ -9,6 +9,8 @@ export interface TenantApp {
   tenantId: number;
   /** POSTs a JSON body (or raw text) and returns status and parsed body. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** GETs a path (with its query string) and returns status and parsed body. */
+  get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
 /** The app as one tenant sees it: a fresh tenant, every request authenticated as it. */
@@ -32,6 +34,10 @@ export async function appForNewTenant(db: Database): Promise<TenantApp> {
         headers: { 'content-type': 'application/json', ...headers },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
       });
+      return { status: response.statusCode, body: response.json() };
+    },
+    async get(path, headers = {}) {
+      const response = await app.inject({ method: 'GET', url: path, headers });
       return { status: response.statusCode, body: response.json() };
     },
   };

@@ -1,0 +1,71 @@
+import { loadBatch } from '../batch/load-batch.js';
+import type { Database } from '../db/database.js';
+import { factors } from '../resources/factors.js';
+import { paymentMethods } from '../resources/payment-methods.js';
+import { prices } from '../resources/prices.js';
+import { products } from '../resources/products.js';
+import { routes } from '../resources/routes.js';
+import { stocks } from '../resources/stocks.js';
+import { users } from '../resources/users.js';
+
+/**
+ * A small, plausible data set for a newcomer's first minutes: every list and every reference of the
+ * API has something in it. Written through the same pipeline as the batch endpoints.
+ */
+export async function seedDemoData(db: Database, tenantId: number): Promise<void> {
+  const productList = [
+    { code: 'CAFE-500', description: 'Ground coffee 500 g', unit: 'UND', tax: '19' },
+    { code: 'AZUC-1K', description: 'Sugar 1 kg', unit: 'UND', tax: '5' },
+    { code: 'ACEI-1L', description: 'Sunflower oil 1 l', unit: 'UND', tax: '19' },
+    { code: 'ARRO-5K', description: 'Rice 5 kg', unit: 'BUL', tax: '0' },
+  ];
+  await loadBatch(db, tenantId, products, productList);
+  await loadBatch(
+    db,
+    tenantId,
+    stocks,
+    productList.flatMap((p, n) => [
+      {
+        product_code: p.code,
+        location: 'BOG-01',
+        quantity: String(100 + n * 25),
+        factor_description: p.unit,
+      },
+      { product_code: p.code, location: 'MED-01', quantity: String(40 + n * 10), factor_description: p.unit },
+    ]),
+  );
+  await loadBatch(db, tenantId, prices, [
+    { product_code: 'CAFE-500', price_list: 'GENERAL', price: '18500.00', maximum_discount: '10' },
+    { product_code: 'AZUC-1K', price_list: 'GENERAL', price: '4200.50', maximum_discount: '5' },
+    { product_code: 'ACEI-1L', price_list: 'GENERAL', price: '11900', maximum_discount: '8' },
+    { product_code: 'ARRO-5K', price_list: 'GENERAL', price: '21000', maximum_discount: '3' },
+  ]);
+  await loadBatch(db, tenantId, factors, [
+    { product_code: 'CAFE-500', unit: 12, description: 'BOX OF 12' },
+    { product_code: 'AZUC-1K', unit: 25, description: 'BALE OF 25' },
+  ]);
+  await loadBatch(db, tenantId, paymentMethods, [
+    { code: 'EF', description: 'Cash', type: 'E' },
+    { code: 'CR30', description: 'Credit 30 days', type: 'C' },
+  ]);
+  await loadBatch(db, tenantId, users, [
+    {
+      code: 'V001',
+      name: 'Ana Gomez',
+      type: 'VENDEDOR',
+      phone: '3001234567',
+      address: 'Cra 7 # 12-30, Bogota',
+    },
+    {
+      code: 'T001',
+      name: 'Luis Perez',
+      type: 'TRANSPORTADOR',
+      phone: '3109876543',
+      address: 'Cll 45 # 8-20, Medellin',
+    },
+  ]);
+  await loadBatch(db, tenantId, routes, [
+    { client_code: 'CLI-0001', seller_code: 'V001', day: 1, frequency: 1, sequence: 1 },
+    { client_code: 'CLI-0002', seller_code: 'V001', day: 3, frequency: 2, sequence: 1 },
+  ]);
+}
