@@ -1,4 +1,4 @@
-import type { Field } from '../fields/field.js';
+import { type Field, ItemsField } from '../fields/field.js';
 
 /** Largest batch the spec allows (backoffice-api.md 4.3 and 8). */
 export const MAX_BATCH_ITEMS = 10_000;
@@ -21,6 +21,15 @@ export interface BatchResourceDefinition {
   readonly setOnInsert?: Readonly<Record<string, string>>;
   /** Columns the system sets when an existing row changes (upsert only): column -> SQL expression. */
   readonly setOnUpdate?: Readonly<Record<string, string>>;
+  /**
+   * Fields the system sets on update (setOnUpdate) that still count as a change when the request
+   * gives them: a customer whose only news is its modification date is updated.
+   */
+  readonly changedWhenGiven?: readonly string[];
+  /** SQL expression for a field given as null or absent on insert: column -> expression. */
+  readonly insertDefaults?: Readonly<Record<string, string>>;
+  /** Where the rows of an items field go: their table, and the column that names the parent. */
+  readonly children?: { readonly table: string; readonly parentColumn: string };
 }
 
 export interface BatchResource extends BatchResourceDefinition {
@@ -30,6 +39,10 @@ export interface BatchResource extends BatchResourceDefinition {
   readonly keyPositions: readonly number[];
   /** Position of the field that must name an existing product, if any. */
   readonly productPosition: number | undefined;
+  /** Positions of the fields stored as columns of the table (all but an items field). */
+  readonly columnPositions: readonly number[];
+  /** Position of the items field whose rows go to the children table, if any. */
+  readonly childPosition: number | undefined;
   /** Request body limit in bytes: a full batch at maximum field sizes, pretty-printed, fits with room. */
   readonly bodyLimit: number;
 }
@@ -38,6 +51,11 @@ export interface BatchResource extends BatchResourceDefinition {
 const PER_FIELD_OVERHEAD = 16;
 const PER_ITEM_OVERHEAD = 16;
 const ONE_MIB = 1024 * 1024;
+/**
+ * No body is read past this, whatever the field table allows: parsing 64 MiB of JSON already takes a
+ * few hundred MB of memory. Only the wide customer and delivery tables reach it (docs/decisions.md).
+ */
+export const MAX_BODY_LIMIT = 64 * ONE_MIB;
 
 export function batchResource(definition: BatchResourceDefinition): BatchResource {
   const fieldNames = Object.keys(definition.fields);
@@ -48,6 +66,13 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     return at;
   };
   const productAt = fieldList.findIndex((field) => field.referencesProduct);
+  const childAt = fieldList.findIndex((field) => field instanceof ItemsField);
+  if (childAt >= 0 !== (definition.children !== undefined)) {
+    throw new Error(`${definition.name}: an items field and a children table go together`);
+  }
+  if (childAt >= 0 && (definition.onExisting !== 'ignore' || definition.key.length !== 1)) {
+    throw new Error(`${definition.name}: children are supported for insert-if-absent with a one-field key`);
+  }
   const itemBytes = fieldNames.reduce(
     (sum, name, at) => sum + name.length + fieldList[at]!.maxJsonBytes + PER_FIELD_OVERHEAD,
     PER_ITEM_OVERHEAD,
@@ -58,6 +83,11 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     fieldList,
     keyPositions: definition.key.map(position),
     productPosition: productAt < 0 ? undefined : productAt,
-    bodyLimit: Math.ceil((itemBytes * MAX_BATCH_ITEMS + ONE_MIB) / ONE_MIB) * ONE_MIB,
+    columnPositions: fieldList.flatMap((_, at) => (at === childAt ? [] : [at])),
+    childPosition: childAt < 0 ? undefined : childAt,
+    bodyLimit: Math.min(
+      MAX_BODY_LIMIT,
+      Math.ceil((itemBytes * MAX_BATCH_ITEMS + ONE_MIB) / ONE_MIB) * ONE_MIB,
+    ),
   };
 }

@@ -1,4 +1,4 @@
-import type { FieldValue } from '../fields/field.js';
+import { type Field, type FieldValue, ItemsField } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
 import type { BatchResource } from './resource.js';
 
@@ -32,45 +32,114 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   );
 }
 
+/** A field table prepared for checking many objects. */
+interface ObjectShape {
+  names: readonly string[];
+  fields: readonly Field[];
+  known: ReadonlySet<string>;
+}
+
+const shapes = new WeakMap<object, ObjectShape>();
+
+function shapeOf(table: Readonly<Record<string, Field>>): ObjectShape {
+  let shape = shapes.get(table);
+  if (!shape) {
+    const names = Object.keys(table);
+    shape = { names, fields: names.map((name) => table[name]!), known: new Set(names) };
+    shapes.set(table, shape);
+  }
+  return shape;
+}
+
 /**
- * Checks every item against the field table and collects every problem of every item. Reads only
- * own properties, so "__proto__" or "constructor" keys are unknown fields, never prototypes.
+ * Checks one object against a field table, appending every problem to out (field names prefixed
+ * for children: "items[2].product_code"). Reads only own properties, so "__proto__" or
+ * "constructor" keys are unknown fields, never prototypes. Returns the normalised row; a field with
+ * a problem is left undefined.
  */
+function checkObject(
+  shape: ObjectShape,
+  item: Record<string, unknown>,
+  prefix: string,
+  out: FieldError[],
+): FieldValue[] {
+  const { names, fields } = shape;
+  const row: FieldValue[] = new Array(fields.length);
+  const messages: string[] = [];
+  for (let at = 0; at < fields.length; at++) {
+    const name = names[at]!;
+    const field = fields[at]!;
+    const value = Object.hasOwn(item, name) ? item[name] : undefined;
+    if (field instanceof ItemsField && value !== undefined && value !== null) {
+      const children = checkChildren(field, value, prefix + name, out);
+      if (children) row[at] = children;
+      continue;
+    }
+    const checked = field.check(value, messages);
+    if (messages.length > 0) {
+      for (const message of messages) out.push({ field: prefix + name, message });
+      messages.length = 0;
+    } else {
+      row[at] = checked as FieldValue;
+    }
+  }
+  for (const name of Object.keys(item)) {
+    if (!shape.known.has(name)) out.push({ field: prefix + name, message: fieldMessages.unknownField });
+  }
+  return row;
+}
+
+/** An array of child objects, each checked like an item, their key unique within the parent. */
+function checkChildren(
+  field: ItemsField,
+  value: unknown,
+  path: string,
+  out: FieldError[],
+): FieldValue[][] | undefined {
+  if (!Array.isArray(value)) {
+    out.push({ field: path, message: fieldMessages.mustBeArray });
+    return undefined;
+  }
+  if (value.length > field.maxItems) {
+    out.push({ field: path, message: fieldMessages.tooManyItems(field.maxItems) });
+    return undefined;
+  }
+  const shape = shapeOf(field.fields);
+  const keyAt = shape.names.indexOf(field.key);
+  const seen = new Set<FieldValue>();
+  const before = out.length;
+  const rows = value.map((child, index) => {
+    const childPath = `${path}[${index}]`;
+    if (!isPlainObject(child)) {
+      out.push({ field: childPath, message: fieldMessages.itemMustBeObject });
+      return [];
+    }
+    const row = checkObject(shape, child, `${childPath}.`, out);
+    const key = row[keyAt];
+    if (key !== undefined) {
+      if (seen.has(key))
+        out.push({ field: `${childPath}.${field.key}`, message: fieldMessages.duplicateInItems });
+      seen.add(key);
+    }
+    return row;
+  });
+  return out.length > before ? undefined : rows;
+}
+
+/** Checks every item against the field table and collects every problem of every item. */
 export function validateItems(resource: BatchResource, items: readonly unknown[]): ValidatedBatch {
-  const { fieldNames, fieldList } = resource;
-  const known = new Set(fieldNames);
+  const shape = shapeOf(resource.fields);
   const rows: (FieldValue[] | undefined)[] = new Array(items.length);
   const errors: ItemError[] = [];
-  const messages: string[] = [];
-
   for (let index = 0; index < items.length; index++) {
     const item = items[index];
     if (!isPlainObject(item)) {
       errors.push({ index, errors: [{ field: null, message: fieldMessages.itemMustBeObject }] });
       continue;
     }
-    let itemErrors: FieldError[] | undefined;
-    const row: FieldValue[] = new Array(fieldList.length);
-    for (let at = 0; at < fieldList.length; at++) {
-      const name = fieldNames[at]!;
-      const value = Object.hasOwn(item, name) ? item[name] : undefined;
-      const checked = fieldList[at]!.check(value, messages);
-      if (messages.length > 0) {
-        itemErrors ??= [];
-        for (const message of messages) itemErrors.push({ field: name, message });
-        messages.length = 0;
-      } else {
-        row[at] = checked as FieldValue;
-      }
-    }
-    for (const name of Object.keys(item)) {
-      if (!known.has(name)) {
-        itemErrors ??= [];
-        itemErrors.push({ field: name, message: fieldMessages.unknownField });
-      }
-    }
-    if (itemErrors) errors.push({ index, errors: itemErrors });
-    rows[index] = row;
+    const itemErrors: FieldError[] = [];
+    rows[index] = checkObject(shape, item, '', itemErrors);
+    if (itemErrors.length > 0) errors.push({ index, errors: itemErrors });
   }
   return { rows, errors };
 }

@@ -1,7 +1,7 @@
 import { type Database, withRetry } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from './resource.js';
-import { buildWriteSql } from './write-sql.js';
+import { buildWriteSql, childColumns } from './write-sql.js';
 
 export interface BatchCounts {
   created: number;
@@ -29,14 +29,29 @@ export function deduplicate(resource: BatchResource, rows: readonly FieldValue[]
   return [...byKey.values()];
 }
 
-/** Rows to one array per column: the shape unnest takes. */
-export function toColumns(width: number, rows: readonly FieldValue[][]): FieldValue[][] {
-  const columns: FieldValue[][] = Array.from({ length: width }, () => new Array(rows.length));
+/** Rows to one array per column (the given positions): the shape unnest takes. */
+export function toColumns(positions: readonly number[], rows: readonly FieldValue[][]): FieldValue[][] {
+  const columns: FieldValue[][] = positions.map(() => new Array(rows.length));
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;
-    for (let c = 0; c < width; c++) columns[c]![r] = row[c]!;
+    for (let c = 0; c < positions.length; c++) columns[c]![r] = row[positions[c]!]!;
   }
   return columns;
+}
+
+/** The items of every parent row, each prefixed with its parent's key, as child-table columns. */
+function childParams(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+  const childAt = resource.childPosition!;
+  const keyAt = resource.keyPositions[0]!;
+  const flat: FieldValue[][] = [];
+  for (const row of rows) {
+    for (const child of row[childAt] as FieldValue[][]) flat.push([row[keyAt]!, ...child]);
+  }
+  const width = 1 + childColumns(resource).length;
+  return toColumns(
+    Array.from({ length: width }, (_, at) => at),
+    flat,
+  );
 }
 
 const statements = new WeakMap<BatchResource, string>();
@@ -57,7 +72,8 @@ export async function writeBatch(
     statements.set(resource, sql);
   }
   const distinct = deduplicate(resource, rows);
-  const params = [tenantId, ...toColumns(resource.fieldNames.length, distinct)];
+  const params = [tenantId, ...toColumns(resource.columnPositions, distinct)];
+  if (resource.childPosition !== undefined) params.push(...childParams(resource, distinct));
   const [result] = await withRetry(() => db.query<{ created: number }>(sql, params));
   const created = result?.created ?? 0;
   if (resource.onExisting === 'ignore') {

@@ -1,52 +1,112 @@
 import { ident, NOW_UTC } from '../db/sql.js';
+import type { ItemsField, SqlType } from '../fields/field.js';
 import type { BatchResource } from './resource.js';
+
+/** Key columns sort byte-wise ("C"), the same in every transaction and independent of locale. */
+function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlType }[]): string {
+  return columns
+    .map(({ name, sqlType }) => `${alias}.${ident(name)}${sqlType === 'text' ? ' COLLATE "C"' : ''}`)
+    .join(', ');
+}
 
 /**
  * The one statement that writes a whole batch: one array parameter per column ($1 is the tenant),
  * unnested into rows, inserted in key order (so concurrent batches lock rows in the same order and
- * cannot deadlock), conflicts ignored or updated by the key. It returns one row with the number of
- * rows inserted; for upserts, rows whose values did not change are left alone.
+ * cannot deadlock), conflicts ignored or updated by the key. Items of new parents are inserted by the
+ * same statement. It returns one row with the number of rows inserted; for upserts, rows whose values
+ * did not change are left alone.
  */
 export function buildWriteSql(resource: BatchResource): string {
-  const { fieldNames, fieldList, table, key } = resource;
-  const setOnInsert = { created_at: NOW_UTC, ...resource.setOnInsert };
-  const arrays = fieldList.map((field, at) => `$${at + 2}::${field.sqlType}[]`).join(', ');
-  const columns = ['tenant_id', ...fieldNames, ...Object.keys(setOnInsert)].map(ident).join(', ');
-  const values = ['$1', ...fieldNames.map((name) => `i.${ident(name)}`), ...Object.values(setOnInsert)].join(
-    ', ',
-  );
-  const order = key
-    .map((name) => {
-      const field = resource.fields[name]!;
-      return field.sqlType === 'text' ? `i.${ident(name)} COLLATE "C"` : `i.${ident(name)}`;
-    })
-    .join(', ');
+  const { table, key } = resource;
+  const columns = resource.columnPositions.map((at) => ({
+    name: resource.fieldNames[at]!,
+    sqlType: resource.fieldList[at]!.sqlType,
+  }));
+  const names = columns.map((c) => c.name);
+  const setOnInsert = {
+    ...(names.includes('created_at') ? {} : { created_at: NOW_UTC }),
+    ...resource.setOnInsert,
+  };
+  const insertDefaults = resource.insertDefaults ?? {};
+  const arrays = columns.map((c, at) => `$${at + 2}::${c.sqlType}[]`).join(', ');
+  const insertColumns = ['tenant_id', ...names, ...Object.keys(setOnInsert)].map(ident).join(', ');
+  const values = [
+    '$1',
+    ...names.map((name) =>
+      insertDefaults[name] ? `COALESCE(i.${ident(name)}, ${insertDefaults[name]})` : `i.${ident(name)}`,
+    ),
+    ...Object.values(setOnInsert),
+  ].join(', ');
+  const keyColumns = columns.filter((c) => key.includes(c.name));
   const conflictTarget = ['tenant_id', ...key].map(ident).join(', ');
 
   let onConflict = 'DO NOTHING';
   if (resource.onExisting === 'update') {
-    const changing = fieldNames.filter((name) => !key.includes(name));
     const setOnUpdate = { updated_at: NOW_UTC, ...resource.setOnUpdate };
+    // Columns the system sets are not compared: a record whose given values did not change is left alone.
+    const changing = names.filter((name) => !key.includes(name) && !(name in setOnUpdate));
     const assignments = [
-      ...changing
-        .filter((name) => !(name in setOnUpdate))
-        .map((name) => `${ident(name)} = EXCLUDED.${ident(name)}`),
+      ...changing.map((name) => `${ident(name)} = EXCLUDED.${ident(name)}`),
       ...Object.entries(setOnUpdate).map(([name, expression]) => `${ident(name)} = ${expression}`),
     ];
     const mine = changing.map((name) => `t.${ident(name)}`).join(', ');
     const theirs = changing.map((name) => `EXCLUDED.${ident(name)}`).join(', ');
-    onConflict = `DO UPDATE SET ${assignments.join(', ')} WHERE (${mine}) IS DISTINCT FROM (${theirs})`;
+    const changed = [
+      `(${mine}) IS DISTINCT FROM (${theirs})`,
+      ...(resource.changedWhenGiven ?? []).map(
+        (name) =>
+          `(EXCLUDED.${ident(name)} IS NOT NULL AND t.${ident(name)} IS DISTINCT FROM EXCLUDED.${ident(name)})`,
+      ),
+    ];
+    onConflict = `DO UPDATE SET ${assignments.join(', ')} WHERE ${changed.join(' OR ')}`;
   }
 
-  return `WITH written AS (
-  INSERT INTO ${ident(table)} AS t (${columns})
+  const parentKey = ident(key[0]!);
+  const written = `INSERT INTO ${ident(table)} AS t (${insertColumns})
   SELECT ${values}
-  FROM unnest(${arrays}) AS i(${fieldNames.map(ident).join(', ')})
-  ORDER BY ${order}
+  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})
+  ORDER BY ${orderBy('i', keyColumns)}
   ON CONFLICT (${conflictTarget}) ${onConflict}
-  RETURNING (xmax = 0) AS inserted
-)
+  RETURNING ${parentKey} AS parent_key, (xmax = 0) AS inserted`;
+
+  const children = resource.children
+    ? `,
+children AS (
+  ${buildChildrenInsert(resource, columns.length + 2)}
+  WHERE c.${ident(resource.children.parentColumn)} IN (SELECT parent_key FROM written WHERE inserted)
+  ORDER BY ${orderBy('c', [
+    { name: resource.children.parentColumn, sqlType: 'text' },
+    ...childColumns(resource).filter((c) => c.name === childField(resource).key),
+  ])}
+)`
+    : '';
+
+  return `WITH written AS (
+  ${written}
+)${children}
 SELECT count(*) FILTER (WHERE inserted)::int AS created FROM written`;
+}
+
+function childField(resource: BatchResource): ItemsField {
+  return resource.fieldList[resource.childPosition!] as ItemsField;
+}
+
+/** The child table's columns after the parent column, in child field-table order. */
+export function childColumns(resource: BatchResource): { name: string; sqlType: SqlType }[] {
+  return Object.entries(childField(resource).fields).map(([name, field]) => ({
+    name,
+    sqlType: field.sqlType,
+  }));
+}
+
+function buildChildrenInsert(resource: BatchResource, firstParam: number): string {
+  const { table, parentColumn } = resource.children!;
+  const columns = [{ name: parentColumn, sqlType: 'text' as SqlType }, ...childColumns(resource)];
+  const names = columns.map((c) => ident(c.name)).join(', ');
+  const arrays = columns.map((c, at) => `$${firstParam + at}::${c.sqlType}[]`).join(', ');
+  return `INSERT INTO ${ident(table)} (tenant_id, ${names})
+  SELECT $1, ${columns.map((c) => `c.${ident(c.name)}`).join(', ')}
+  FROM unnest(${arrays}) AS c(${names})`;
 }
 
 /** Which of the given product codes the tenant's product master lacks: one query per batch. */

@@ -3,7 +3,8 @@ import { fieldMessages as m } from './messages.js';
 
 /** PostgreSQL type of the array parameter a column is sent in (unnest($n::type[])). */
 export type SqlType = 'text' | 'numeric' | 'integer' | 'timestamp';
-export type FieldValue = string | number | null;
+/** A normalised value: text and decimals as strings, integers as numbers; child rows for items. */
+export type FieldValue = string | number | null | FieldValue[][];
 
 interface Common {
   required?: boolean;
@@ -232,7 +233,66 @@ export class DateTimeField extends Field {
   }
 }
 
+const TIME_OF_DAY = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+/** HH:MM, 00:00 to 23:59 (service windows). */
+export class TimeOfDayField extends TextField {
+  constructor(options: Common) {
+    super({ ...options, max: 5 });
+  }
+  protected override checkPresent(value: unknown, errors: string[]) {
+    if (typeof value !== 'string') {
+      errors.push(m.mustBeString);
+      return undefined;
+    }
+    if (!TIME_OF_DAY.test(value)) {
+      errors.push(m.timeOfDay);
+      return undefined;
+    }
+    return value;
+  }
+}
+
+interface ItemsOptions extends Common {
+  /** The field table of one child object. */
+  fields: Readonly<Record<string, Field>>;
+  /** Field whose value must be unique among the children of one parent (their key). */
+  key: string;
+  maxItems: number;
+}
+
+/**
+ * An array of child objects stored in a table of their own (delivery items). Checked by the batch
+ * validator, which reports each child's problems under "items[i].field".
+ */
+export class ItemsField extends Field {
+  readonly sqlType = 'text'; // never sent as a column: children get a statement of their own
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly key: string;
+  readonly maxItems: number;
+  get maxJsonBytes() {
+    const child = Object.entries(this.fields).reduce(
+      (sum, [name, field]) => sum + name.length + field.maxJsonBytes + 16,
+      16,
+    );
+    return child * this.maxItems;
+  }
+
+  constructor(options: ItemsOptions) {
+    super({ ...options, default: [] });
+    this.fields = options.fields;
+    this.key = options.key;
+    this.maxItems = options.maxItems;
+  }
+
+  protected checkPresent(): FieldValue | undefined {
+    throw new Error('items are checked by the batch validator');
+  }
+}
+
 export const text = (options: TextOptions) => new TextField(options);
+export const timeOfDay = (options: Common = {}) => new TimeOfDayField(options);
+export const items = (options: ItemsOptions) => new ItemsField(options);
 export const decimal = (options: DecimalOptions) => new DecimalField(options);
 export const integer = (options: IntegerOptions) => new IntegerField(options);
 export const dateTime = (options: Common = {}) => new DateTimeField(options);

@@ -20,4 +20,7 @@ export const fieldMessages = {
   dateTime: 'Field must be a date and time in the format yyyy-MM-ddTHH:mm:ss',
   unknownProduct: 'Product does not exist in the product master',
   mustBeArray: 'Field must be an array',
+  timeOfDay: 'Field must be a time in the format HH:MM',
+  tooManyItems: (max: number) => `Field exceeds maximum of ${max} items`,
+  duplicateInItems: 'Field must be unique within the items of one record',
 } as const;

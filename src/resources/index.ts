@@ -1,4 +1,6 @@
 import type { BatchResource } from '../batch/resource.js';
+import { customers } from './customers.js';
+import { deliveries } from './deliveries.js';
 import { factors } from './factors.js';
 import { paymentMethods } from './payment-methods.js';
 import { prices } from './prices.js';
@@ -16,4 +18,6 @@ export const batchResources: readonly BatchResource[] = [
   routes,
   users,
   prices,
+  customers,
+  deliveries,
 ];

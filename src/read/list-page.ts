@@ -1,0 +1,64 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Queryable } from '../db/database.js';
+import { pageEnvelope } from './page-envelope.js';
+import type { Params } from './select-list.js';
+
+export interface PageQuery {
+  /** count(*) of the filtered rows, and the page's rows as one JSON array text, in one round trip. */
+  sql: string;
+  params: Params;
+  page: number;
+  limit: number;
+  /** The filters and sort as given, for the links. */
+  filters: Record<string, string | number | undefined>;
+}
+
+/**
+ * Runs a page query and answers {data, meta, links}. The page's JSON is built by PostgreSQL and sent
+ * as is: numbers keep every digit, and Node does not parse and re-serialise a thousand objects.
+ */
+export async function sendPage(
+  db: Queryable,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: PageQuery,
+) {
+  const [row] = await db.query<{ total: number; item_count: number; data: string }>(
+    query.sql,
+    query.params.values,
+  );
+  const baseUrl = `${request.protocol}://${request.host}${request.url.split('?')[0]}`;
+  const { meta, links } = pageEnvelope(
+    baseUrl,
+    query.filters,
+    query.page,
+    query.limit,
+    row!.total,
+    row!.item_count,
+  );
+  return reply
+    .type('application/json; charset=utf-8')
+    .send(`{"data":${row!.data},"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}}`);
+}
+
+/** Wraps a filtered, ordered, limited row source into the count + page statement sendPage expects. */
+export function pageSql(options: {
+  from: string;
+  where: string;
+  select: string;
+  orderBy: string;
+  limit: string;
+  offset: string;
+}) {
+  return `WITH page AS (
+  SELECT ${options.select}
+  FROM ${options.from}
+  WHERE ${options.where}
+  ORDER BY ${options.orderBy}
+  LIMIT ${options.limit} OFFSET ${options.offset}
+)
+SELECT
+  (SELECT count(*) FROM ${options.from} WHERE ${options.where})::int AS total,
+  (SELECT count(*) FROM page)::int AS item_count,
+  (SELECT COALESCE(json_agg(page), '[]'::json) FROM page)::text AS data`;
+}
