@@ -1,5 +1,7 @@
 import { loadBatch } from '../batch/load-batch.js';
 import type { Database } from '../db/database.js';
+import { customers } from '../resources/customers.js';
+import { deliveries } from '../resources/deliveries.js';
 import { factors } from '../resources/factors.js';
 import { paymentMethods } from '../resources/payment-methods.js';
 import { prices } from '../resources/prices.js';
@@ -67,5 +69,62 @@ export async function seedDemoData(db: Database, tenantId: number): Promise<void
   await loadBatch(db, tenantId, routes, [
     { client_code: 'CLI-0001', seller_code: 'V001', day: 1, frequency: 1, sequence: 1 },
     { client_code: 'CLI-0002', seller_code: 'V001', day: 3, frequency: 2, sequence: 1 },
+  ]);
+  const customer = (code: string, name: string, city: string, created: string, extra: object = {}) => ({
+    code,
+    type: 'TIENDA',
+    name,
+    contact: 'Encargado',
+    phone: '6015550000',
+    address: `Calle ${code.slice(-2)} # 10-20`,
+    city,
+    country: 'Colombia',
+    quota: '5000000',
+    term: 30,
+    payment_method: 'CR30',
+    price_list: 'GENERAL',
+    state: 'Y',
+    created_at: created,
+    ...extra,
+  });
+  await loadBatch(db, tenantId, customers, [
+    customer('CLI-0001', 'Tienda La Esquina', 'Bogota', '2026-01-05T09:30:00', {
+      latitude: '4.6097100',
+      longitude: '-74.0817500',
+    }),
+    customer('CLI-0002', 'Minimercado El Sol', 'Bogota', '2026-01-12T14:00:00', { visit_priority: 'high' }),
+    customer('CLI-0003', 'Supermercado Central', 'Medellin', '2026-02-01T08:15:00', { block_sales: 'N' }),
+  ]);
+  const line = (item_number: number, product_code: string, quantity: string, price: string) => ({
+    item_number,
+    product_code,
+    product_quantity: quantity,
+    product_tax: '19',
+    product_price: price,
+    factor: 1,
+  });
+  await loadBatch(db, tenantId, deliveries, [
+    {
+      code: 'ENT-1001',
+      client_id: 'CLI-0001',
+      seller_id: 'T001',
+      status_code: '2',
+      status_description: 'Entregado',
+      scheduled_date: '2026-02-10T08:00:00',
+      reported_at: '2026-02-10T11:42:00',
+      items: [line(1, 'CAFE-500', '6', '18500'), line(2, 'AZUC-1K', '12', '4200.50')],
+    },
+    {
+      code: 'ENT-1002',
+      client_id: 'CLI-0002',
+      seller_id: 'T001',
+      status_code: 'RS_PARCIAL',
+      status_description: 'Parcial',
+      news_code: 'N05',
+      news: 'Cliente recibe parcialmente',
+      scheduled_date: '2026-02-10T08:00:00',
+      reported_at: '2026-02-10T15:05:00',
+      items: [line(1, 'ACEI-1L', '4', '11900')],
+    },
   ]);
 }
