@@ -13,6 +13,11 @@ interface Common {
   default?: FieldValue;
 }
 
+/** Empty or only white space; only a string that starts with white space needs the trim. */
+function isBlank(text: string): boolean {
+  return text.length === 0 || (/\s/.test(text[0]!) && text.trim() === '');
+}
+
 /**
  * One field of a field table: how a JSON value is checked and normalised, and how it is stored.
  * Absent means missing, null, or a string of only white space; a required field that is absent gets
@@ -36,7 +41,7 @@ export abstract class Field {
 
   /** The value to store, or undefined with the reasons pushed onto errors. */
   check(value: unknown, errors: string[]): FieldValue | undefined {
-    if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
+    if (value === undefined || value === null || (typeof value === 'string' && isBlank(value))) {
       if (!this.required) return this.defaultValue;
       errors.push(m.required);
       return undefined;
