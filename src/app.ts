@@ -1,10 +1,13 @@
-import Fastify, { type FastifyInstance, type onRequestHookHandler } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createAuth } from './auth/auth.js';
 import { registerBatchRoute } from './batch/batch-route.js';
+import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { parseJsonBody } from './http/json-body.js';
 import { loggerOptions } from './http/logger.js';
 import { problems } from './http/problems.js';
+import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
 
 declare module 'fastify' {
@@ -16,8 +19,8 @@ declare module 'fastify' {
 
 export interface AppOptions {
   db: Database;
-  /** Guard of every /api and /v1 route: runs before the body is read, sets request.tenantId. */
-  authenticate: onRequestHookHandler;
+  /** Token signing: TOKEN_SECRET (else a secret generated and kept in the database) and token lifetime. */
+  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'>;
   logLevel?: string;
 }
 
@@ -56,8 +59,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
+  // Guard of every /api and /v1 route: runs before the body is read, sets request.tenantId.
+  const { authenticate, tokenRoutes } = createAuth(options);
+  await app.register(tokenRoutes);
+
   for (const resource of batchResources) {
-    registerBatchRoute(app, resource, { db: options.db, authenticate: options.authenticate });
+    registerBatchRoute(app, resource, { db: options.db, authenticate });
   }
+  registerReadRoutes(app, { db: options.db, authenticate });
   return app;
 }

@@ -1,46 +1,271 @@
 import { Command } from 'commander';
-import { ConfigError, loadConfig } from './config.js';
+import {
+  addClient,
+  addSubscriptionKey,
+  type CredentialInfo,
+  listClients,
+  listSubscriptionKeys,
+  type RevokeResult,
+  revokeClient,
+  revokeSubscriptionKey,
+} from './auth/credentials.js';
+import { loadConfig } from './config.js';
+import { openDatabaseForProcess } from './db/data-dir-lock.js';
+import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { openDatabase } from './db/open.js';
-import { startServer } from './server.js';
+import { seedDemoData } from './demo/seed-demo.js';
+import { type RunningServer, startServer } from './server.js';
+import { createTenant, listTenants, type NewTenant, tenantIdByName } from './tenants/tenants.js';
 
+/**
+ * The sfa-backoffice command: a thin layer over the library functions. Settings come from the
+ * environment, as for the server. Every failure ends with exit code 1 and one line on stderr.
+ */
 const program = new Command('sfa-backoffice')
   .description('Back-office API for sales-force and delivery-management platforms')
-  .showHelpAfterError();
+  // Commander's own usage errors in the same one-line form as ours.
+  .configureOutput({ outputError: (text, write) => write(`sfa-backoffice: ${text.replace(/^error: /, '')}`) })
+  .addHelpText(
+    'after',
+    '\nSettings come from the environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data),\n' +
+      'PORT, HOST, LOG_LEVEL, TOKEN_SECRET, TOKEN_TTL_SECONDS, DB_POOL_SIZE.',
+  );
+
+/** Runs work on the database of the settings, its schema brought up to date first. */
+async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabaseForProcess(loadConfig());
+  try {
+    await migrate(db);
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const print = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+function printCredentials(fields: Array<[string, string]>): void {
+  for (const [label, value] of fields) print(`  ${label.padEnd(18)}${value}`);
+}
+
+function printList(items: readonly CredentialInfo[], json: boolean): void {
+  if (json) {
+    print(JSON.stringify(items));
+    return;
+  }
+  for (const item of items) {
+    print(
+      `${item.id}  created ${item.createdAt}${item.revokedAt ? `  revoked ${item.revokedAt}` : '  active'}`,
+    );
+  }
+}
+
+function reportRevoke(result: RevokeResult, what: string, tenant: string): void {
+  if (result === 'not-found') throw new Error(`tenant "${tenant}" has no ${what}`);
+  print(result === 'revoked' ? `revoked ${what}` : `${what} was already revoked`);
+}
+
+const tenant = program.command('tenant').description('create and list tenants');
+
+tenant
+  .command('create')
+  .description('create a tenant with one subscription key and one API client, shown once')
+  .requiredOption('--name <name>', 'tenant name (unique)')
+  .option('--json', 'print one JSON object: {tenant, subscriptionKey, clientId, clientSecret}')
+  .action(async (options: { name: string; json?: boolean }) => {
+    const created: NewTenant = await withDatabase((db) => createTenant(db, options.name));
+    if (options.json) {
+      const { tenant, subscriptionKey, clientId, clientSecret } = created;
+      print(JSON.stringify({ tenant, subscriptionKey, clientId, clientSecret }));
+      return;
+    }
+    print(`Created tenant "${created.tenant}". Keep these now: they are not shown again.`);
+    printCredentials([
+      ['subscription key', created.subscriptionKey],
+      ['client id', created.clientId],
+      ['client secret', created.clientSecret],
+    ]);
+  });
+
+tenant
+  .command('list')
+  .description('list tenants with their numbers of active keys and clients')
+  .option('--json', 'print a JSON array')
+  .action(async (options: { json?: boolean }) => {
+    const tenants = await withDatabase(listTenants);
+    if (options.json) {
+      print(JSON.stringify(tenants));
+      return;
+    }
+    if (tenants.length === 0) {
+      print('no tenants');
+      return;
+    }
+    for (const t of tenants) {
+      print(`${t.name}  created ${t.createdAt}  keys ${t.activeKeys}  clients ${t.activeClients}`);
+    }
+  });
+
+const key = program.command('key').description("add, list and revoke a tenant's subscription keys");
+
+key
+  .command('add')
+  .description('add a subscription key, shown once')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print one JSON object: {tenant, keyId, subscriptionKey}')
+  .action(async (options: { tenant: string; json?: boolean }) => {
+    const added = await withDatabase(async (db) =>
+      addSubscriptionKey(db, await tenantIdByName(db, options.tenant)),
+    );
+    if (options.json) {
+      print(JSON.stringify({ tenant: options.tenant, ...added }));
+      return;
+    }
+    print(`Added a subscription key to tenant "${options.tenant}". Keep it now: it is not shown again.`);
+    printCredentials([
+      ['key id', added.keyId],
+      ['subscription key', added.subscriptionKey],
+    ]);
+  });
+
+key
+  .command('list')
+  .description('list subscription key ids (never the keys)')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print a JSON array')
+  .action(async (options: { tenant: string; json?: boolean }) => {
+    const keys = await withDatabase(async (db) =>
+      listSubscriptionKeys(db, await tenantIdByName(db, options.tenant)),
+    );
+    printList(keys, options.json === true);
+  });
+
+key
+  .command('revoke')
+  .description('revoke a subscription key (running servers refuse it within 30 seconds)')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .requiredOption('--key-id <id>', 'key id (sk_..., the part of the key before the dot)')
+  .action(async (options: { tenant: string; keyId: string }) => {
+    const result = await withDatabase(async (db) =>
+      revokeSubscriptionKey(db, await tenantIdByName(db, options.tenant), options.keyId),
+    );
+    reportRevoke(result, `subscription key ${options.keyId}`, options.tenant);
+  });
+
+const client = program.command('client').description("add, list and revoke a tenant's API clients");
+
+client
+  .command('add')
+  .description('add an API client (client id and secret), shown once')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print one JSON object: {tenant, clientId, clientSecret}')
+  .action(async (options: { tenant: string; json?: boolean }) => {
+    const added = await withDatabase(async (db) => addClient(db, await tenantIdByName(db, options.tenant)));
+    if (options.json) {
+      print(JSON.stringify({ tenant: options.tenant, ...added }));
+      return;
+    }
+    print(`Added an API client to tenant "${options.tenant}". Keep the secret now: it is not shown again.`);
+    printCredentials([
+      ['client id', added.clientId],
+      ['client secret', added.clientSecret],
+    ]);
+  });
+
+client
+  .command('list')
+  .description('list API client ids (never the secrets)')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--json', 'print a JSON array')
+  .action(async (options: { tenant: string; json?: boolean }) => {
+    const clients = await withDatabase(async (db) =>
+      listClients(db, await tenantIdByName(db, options.tenant)),
+    );
+    printList(clients, options.json === true);
+  });
+
+client
+  .command('revoke')
+  .description('revoke an API client: no new tokens, its tokens refused within 30 seconds')
+  .requiredOption('--tenant <name>', 'tenant name')
+  .requiredOption('--client-id <id>', 'client id (cl_...)')
+  .action(async (options: { tenant: string; clientId: string }) => {
+    const result = await withDatabase(async (db) =>
+      revokeClient(db, await tenantIdByName(db, options.tenant), options.clientId),
+    );
+    reportRevoke(result, `API client ${options.clientId}`, options.tenant);
+  });
 
 program
-  .command('serve')
-  .description('start the HTTP service (settings from the environment: DATABASE_URL, DATA_DIR, PORT, HOST)')
-  .action(async () => {
-    const server = await startServer(loadConfig());
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      server.app.log.info({ signal }, 'shutting down');
-      await server.close();
-      process.exit(0);
-    };
-    process.once('SIGTERM', () => void stop('SIGTERM'));
-    process.once('SIGINT', () => void stop('SIGINT'));
+  .command('seed-demo')
+  .description("load the demo data set (products, stocks, prices, ...) into a tenant's master data")
+  .requiredOption('--tenant <name>', 'tenant name')
+  .action(async (options: { tenant: string }) => {
+    await withDatabase(async (db) => seedDemoData(db, await tenantIdByName(db, options.tenant)));
+    print(`loaded the demo data into tenant "${options.tenant}"`);
   });
 
 program
   .command('migrate')
   .description('bring the database schema up to date')
   .action(async () => {
-    const db = await openDatabase(loadConfig());
+    const db = await openDatabaseForProcess(loadConfig());
     try {
       const { applied } = await migrate(db);
-      console.log(applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date');
+      print(applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date');
     } finally {
       await db.close();
     }
   });
 
+/** Printed once, at the first start on an empty embedded database: how to make the first call. */
+function printDemoWelcome(server: RunningServer): void {
+  const demo = server.demo!;
+  print();
+  print(`Created the tenant "${demo.tenant}" with demo data. Its credentials are shown only this once:`);
+  printCredentials([
+    ['subscription key', demo.subscriptionKey],
+    ['client id', demo.clientId],
+    ['client secret', demo.clientSecret],
+    ['base URL', server.url],
+    ['docs', `${server.url}/docs`],
+  ]);
+  print('Get an access token:');
+  print(
+    `  curl -s -X POST ${server.url}/token -H 'Subscription-Key: ${demo.subscriptionKey}'` +
+      ` -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret}`,
+  );
+  print();
+}
+
+program
+  .command('serve')
+  .description('start the HTTP service (settings from the environment: DATABASE_URL, DATA_DIR, PORT, HOST)')
+  .action(async () => {
+    const server = await startServer(loadConfig());
+    if (server.demo) printDemoWelcome(server);
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      server.app.log.info({ signal }, 'shutting down');
+      try {
+        await server.close();
+      } catch (error) {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      }
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.once('SIGINT', () => void stop('SIGINT'));
+  });
+
 program.parseAsync().catch((error: unknown) => {
   // One line, no stack: the reason is for a person at a terminal.
-  const reason = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
-  console.error(`sfa-backoffice: ${reason}`);
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(`sfa-backoffice: ${reason.replace(/\s*\n\s*/g, ' ')}`);
   process.exit(1);
 });

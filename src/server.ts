@@ -1,38 +1,61 @@
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { openDatabaseForProcess } from './db/data-dir-lock.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { openDatabase } from './db/open.js';
-import { ensureTenant } from './tenants/tenants.js';
+import { seedDemoData } from './demo/seed-demo.js';
+import { createTenant, hasTenants, type NewTenant } from './tenants/tenants.js';
 
 export interface RunningServer {
   app: FastifyInstance;
   db: Database;
   url: string;
+  /** The demo tenant made at the first start on an empty embedded database, with its credentials. */
+  demo: NewTenant | undefined;
   /** Stops accepting, finishes requests in flight, closes the database. */
   close(): Promise<void>;
 }
 
-/** Opens the database, brings the schema up to date, and listens. */
+/**
+ * A newcomer's first start (embedded database, nothing in it yet) gets a "demo" tenant with sample data,
+ * so the API can be tried at once. Never on PostgreSQL: a shared database gets tenants on purpose only.
+ */
+async function createDemoTenant(db: Database, config: Config): Promise<NewTenant | undefined> {
+  if (config.databaseUrl !== undefined || db.kind !== 'pglite' || (await hasTenants(db))) return undefined;
+  const demo = await createTenant(db, 'demo');
+  await seedDemoData(db, demo.tenantId);
+  return demo;
+}
+
+/** Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
-  await migrate(db);
-  // Until credentials exist every request belongs to one built-in tenant.
-  const tenantId = await ensureTenant(db, 'default');
-  const authenticate: onRequestHookHandler = async (request) => {
-    request.tenantId = tenantId;
-  };
-  app = await buildApp({ db, authenticate, logLevel: config.logLevel });
-  const url = await app.listen({ port: config.port, host: config.host });
-  return {
-    app,
-    db,
-    url,
-    async close() {
-      await app.close();
-      await db.close();
-    },
-  };
+  const db = await openDatabaseForProcess(config, (error) =>
+    app?.log.error({ err: error }, 'database pool error'),
+  );
+  try {
+    await migrate(db);
+    const demo = await createDemoTenant(db, config);
+    app = await buildApp({ db, config, logLevel: config.logLevel });
+    const url = await app.listen({ port: config.port, host: config.host });
+    const running = app;
+    return {
+      app: running,
+      db,
+      url,
+      demo,
+      async close() {
+        try {
+          await running.close();
+        } finally {
+          await db.close();
+        }
+      },
+    };
+  } catch (error) {
+    await app?.close();
+    await db.close();
+    throw error;
+  }
 }

@@ -70,8 +70,9 @@ export class TextField extends Field {
   readonly sqlType = 'text';
   readonly max: number;
   override readonly referencesProduct: boolean;
+  /** Every character as a six-byte \\uXXXX escape: what Python's json.dumps sends by default. */
   get maxJsonBytes() {
-    return this.max * 4 + 2;
+    return this.max * 6 + 2;
   }
 
   constructor(options: TextOptions) {

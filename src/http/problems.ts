@@ -22,6 +22,21 @@ export class HttpProblem extends Error {
 
 const arrayProblem = (message: string) => new HttpProblem(400, [{ index: null, field: null, message }]);
 
+const REALM = 'sfa-backoffice';
+
+/**
+ * Every 401 carries a challenge (RFC 7235). The error attributes of RFC 6750 3 only when a token came
+ * and was refused; a description must stay within the quoted-string characters RFC 6750 allows.
+ */
+const bearerChallenge = (description?: string) => ({
+  'www-authenticate':
+    description === undefined
+      ? `Bearer realm="${REALM}"`
+      : `Bearer realm="${REALM}", error="invalid_token", error_description="${description.replace(/["\\]/g, "'")}"`,
+});
+const unauthorized = (message: string, description?: string) =>
+  new HttpProblem(401, [{ message }], bearerChallenge(description));
+
 export const problems = {
   invalidJson: () => new HttpProblem(400, [{ message: 'Invalid JSON in request body' }]),
   notAnArray: () => arrayProblem('Request body must be an array'),
@@ -36,4 +51,54 @@ export const problems = {
   clientError: (statusCode: number, message: string) => new HttpProblem(statusCode, [{ message }]),
   /** 500 with one of the spec's four prefixes; detail is safe to show (no SQL, no stack). */
   server: (message: string) => new HttpProblem(500, [{ message }]),
+
+  // The guard of /api and /v1 (extensions.md 2).
+  missingSubscriptionKey: () => unauthorized('Missing Subscription-Key header'),
+  invalidSubscriptionKey: () => unauthorized('Invalid or revoked subscription key'),
+  missingAccessToken: () =>
+    unauthorized('Missing access token: send Authorization: Bearer <access_token> from POST /token'),
+  invalidAccessToken: (description: string) => unauthorized(description, description),
+  credentialsOfDifferentTenants: () =>
+    unauthorized('The subscription key and the access token belong to different tenants'),
+};
+
+/**
+ * The error answers of POST /token, in the shape of RFC 6749 5.2 rather than the API's own: OAuth
+ * client libraries read `error` and `error_description`.
+ */
+export class OAuthProblem extends Error {
+  readonly statusCode: number;
+  readonly error: string;
+  readonly description: string;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(statusCode: number, error: string, description: string, headers: Record<string, string> = {}) {
+    super(`OAuth ${error}`);
+    this.name = 'OAuthProblem';
+    this.statusCode = statusCode;
+    this.error = error;
+    this.description = description;
+    this.headers = headers;
+  }
+
+  body() {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+export const oauthProblems = {
+  invalidRequest: (description: string, statusCode = 400) =>
+    new OAuthProblem(statusCode, 'invalid_request', description),
+  unsupportedGrantType: () =>
+    new OAuthProblem(400, 'unsupported_grant_type', 'grant_type must be client_credentials'),
+  /** RFC 6749 5.2: 401 with a challenge of the scheme the client used (Basic), else 400. */
+  invalidClient: (description: string, viaBasic: boolean) =>
+    viaBasic
+      ? new OAuthProblem(401, 'invalid_client', description, { 'www-authenticate': `Basic realm="${REALM}"` })
+      : new OAuthProblem(400, 'invalid_client', description),
+  /** Too many failed attempts for this client id or address (RFC 6585 429, RFC 8628 slow_down). */
+  tooManyFailures: (retryAfterSeconds: number) =>
+    new OAuthProblem(429, 'slow_down', `Too many failed attempts; try again in ${retryAfterSeconds} s`, {
+      'retry-after': String(retryAfterSeconds),
+    }),
 };

@@ -25,7 +25,7 @@ const CONNECTION_CODES = new Set([
   '53300', // too_many_connections
 ]);
 const CONNECTION_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|not queryable|PGlite is closed|Client was closed/i;
+  /timeout exceeded when trying to connect|Connection terminated|not queryable|PGlite is closed|Client was closed|Cannot use a pool after calling end/i;
 
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;

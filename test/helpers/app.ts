@@ -1,43 +1,66 @@
+import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
-import { newTenant } from './backends.js';
+import { createTenant } from '../../src/tenants/tenants.js';
 
 export interface TenantApp {
   app: FastifyInstance;
   tenantId: number;
+  /** The credentials every request of this tenant sends: Subscription-Key and Authorization. */
+  headers: Readonly<Record<string, string>>;
   /** POSTs a JSON body (or raw text) and returns status and parsed body. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** GETs a path (with its query string) and returns status and parsed body. */
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
-/** The app as one tenant sees it: a fresh tenant, every request authenticated as it. */
+/** Token settings of test apps: the signing secret is generated and kept in the test database. */
+export const testAuthConfig = { tokenSecret: undefined, tokenTtlSeconds: 3600 } as const;
+
+/**
+ * The app as one tenant sees it: a fresh tenant with real credentials (made by the function the
+ * command line uses), a real token from POST /token, and both headers on every request.
+ */
 export async function appForNewTenant(db: Database): Promise<TenantApp> {
-  const tenantId = await newTenant(db);
-  const app = await buildApp({
-    db,
-    logLevel: 'silent',
-    authenticate: async (request) => {
-      request.tenantId = tenantId;
-    },
-  });
+  const tenant = await createTenant(db, `test-${randomUUID()}`);
+  const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
   after(() => app.close());
+  const token = await app.inject({
+    method: 'POST',
+    url: '/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret,
+    }).toString(),
+  });
+  if (token.statusCode !== 200) throw new Error(`POST /token failed: ${token.statusCode} ${token.body}`);
+  const credentials = {
+    'subscription-key': tenant.subscriptionKey,
+    authorization: `Bearer ${token.json().access_token}`,
+  };
   return {
     app,
-    tenantId,
+    tenantId: tenant.tenantId,
+    headers: credentials,
     async post(path, body, headers = {}) {
       const response = await app.inject({
         method: 'POST',
         url: path,
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: { 'content-type': 'application/json', ...credentials, ...headers },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
       });
       return { status: response.statusCode, body: response.json() };
     },
     async get(path, headers = {}) {
-      const response = await app.inject({ method: 'GET', url: path, headers });
+      const response = await app.inject({
+        method: 'GET',
+        url: path,
+        headers: { ...credentials, ...headers },
+      });
       return { status: response.statusCode, body: response.json() };
     },
   };

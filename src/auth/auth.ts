@@ -1,0 +1,49 @@
+import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { ApiClientVerifier } from './client-verifier.js';
+import { FailureThrottle } from './failure-throttle.js';
+import { createGuard } from './guard.js';
+import { SubscriptionKeyVerifier } from './key-verifier.js';
+import { once, serverSecret, tokenSigningKey } from './server-secrets.js';
+import { tokenRoutes } from './token-route.js';
+
+export interface AuthDeps {
+  db: Database;
+  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'>;
+}
+
+export interface Auth {
+  /** The guard of every /api and /v1 route: an onRequest hook that sets request.tenantId or answers 401. */
+  authenticate: onRequestHookHandler;
+  /** POST /token, to register as an encapsulated plugin. */
+  tokenRoutes: FastifyPluginAsync;
+}
+
+/** How long a running server trusts what it read about a key or a client: the delay of a revocation. */
+const CREDENTIAL_CACHE_MS = 30_000;
+
+/** The authentication of one app: its guard and its token endpoint, sharing caches and secrets. */
+export function createAuth({ db, config }: AuthDeps): Auth {
+  // Loaded on first use, not at build time: /health answers even before the database does.
+  const signingKey = once(() => tokenSigningKey(db, config));
+  const keys = new SubscriptionKeyVerifier(
+    db,
+    once(() => serverSecret(db, 'key_hashing')),
+    CREDENTIAL_CACHE_MS,
+  );
+  const clients = new ApiClientVerifier(db, CREDENTIAL_CACHE_MS);
+  return {
+    authenticate: createGuard({ keys, clients, signingKey }),
+    tokenRoutes: tokenRoutes({
+      clients,
+      keys,
+      signingKey,
+      tokenTtlSeconds: config.tokenTtlSeconds,
+      throttles: {
+        client: new FailureThrottle({ limit: 5, windowMs: 60_000 }),
+        address: new FailureThrottle({ limit: 20, windowMs: 60_000 }),
+      },
+    }),
+  };
+}

@@ -1,0 +1,51 @@
+import type { Queryable } from '../db/database.js';
+import { clientSecretMatches, decoyClientSecretHash } from './client-secret.js';
+import { TtlCache } from './ttl-cache.js';
+
+interface StoredClient {
+  tenantId: number;
+  secretHash: string;
+  revoked: boolean;
+}
+
+const CLIENT_ID_MAX = 64;
+
+/** Checks API clients: their secret when a token is asked for, their standing on every request. */
+export class ApiClientVerifier {
+  readonly #db: Queryable;
+  readonly #standing: TtlCache<{ tenantId: number; revoked: boolean } | null>;
+
+  constructor(db: Queryable, cacheMs: number) {
+    this.#db = db;
+    this.#standing = new TtlCache(cacheMs);
+  }
+
+  /**
+   * The tenant of the client when the secret is right and the client is not revoked. An unknown or
+   * revoked client costs the same scrypt as a known one, so timing does not tell which ids exist.
+   */
+  async authenticate(clientId: string, secret: string): Promise<number | undefined> {
+    const stored = clientId.length <= CLIENT_ID_MAX ? await this.#load(clientId) : undefined;
+    const matches = await clientSecretMatches(secret, stored?.secretHash ?? (await decoyClientSecretHash()));
+    return matches && stored && !stored.revoked ? stored.tenantId : undefined;
+  }
+
+  /** The tenant of a client that is not revoked (cached for a short time); undefined otherwise. */
+  async activeTenantOf(clientId: string): Promise<number | undefined> {
+    if (clientId.length > CLIENT_ID_MAX) return undefined;
+    const standing = await this.#standing.get(clientId, async () => {
+      const stored = await this.#load(clientId);
+      return stored ? { tenantId: stored.tenantId, revoked: stored.revoked } : null;
+    });
+    return standing && !standing.revoked ? standing.tenantId : undefined;
+  }
+
+  async #load(clientId: string): Promise<StoredClient | undefined> {
+    const [row] = await this.#db.query<StoredClient>(
+      `SELECT tenant_id AS "tenantId", secret_hash AS "secretHash", revoked_at IS NOT NULL AS revoked
+       FROM api_clients WHERE client_id = $1`,
+      [clientId],
+    );
+    return row;
+  }
+}

@@ -1,0 +1,46 @@
+import type { onRequestHookHandler } from 'fastify';
+import { problems } from '../http/problems.js';
+import { type AccessTokenSubject, InvalidAccessToken, verifyAccessToken } from './access-token.js';
+import type { ApiClientVerifier } from './client-verifier.js';
+import type { SubscriptionKeyVerifier } from './key-verifier.js';
+
+export interface GuardDeps {
+  keys: SubscriptionKeyVerifier;
+  clients: ApiClientVerifier;
+  signingKey: () => Promise<Uint8Array>;
+}
+
+/** RFC 6750 2.1 b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+/**
+ * The guard of every /api and /v1 route (extensions.md 2), an onRequest hook so that no body is read
+ * before it: a valid, unrevoked Subscription-Key and a valid Bearer token of an unrevoked client, both
+ * of one tenant, which becomes request.tenantId. Anything else is a 401.
+ */
+export function createGuard(deps: GuardDeps): onRequestHookHandler {
+  return async (request) => {
+    const key = request.headers['subscription-key'];
+    if (typeof key !== 'string' || key === '') throw problems.missingSubscriptionKey();
+    const authorization = request.headers.authorization ?? '';
+    if (!/^Bearer( |$)/i.test(authorization)) throw problems.missingAccessToken();
+    const token = BEARER.exec(authorization)?.[1];
+    if (token === undefined) throw problems.invalidAccessToken('The access token is invalid');
+
+    let subject: AccessTokenSubject;
+    try {
+      subject = await verifyAccessToken(await deps.signingKey(), token);
+    } catch (error) {
+      if (error instanceof InvalidAccessToken) throw problems.invalidAccessToken(error.message);
+      throw error;
+    }
+    const [keyTenant, clientTenant] = await Promise.all([
+      deps.keys.tenantOf(key),
+      deps.clients.activeTenantOf(subject.clientId),
+    ]);
+    if (keyTenant === undefined) throw problems.invalidSubscriptionKey();
+    if (clientTenant !== subject.tenantId) throw problems.invalidAccessToken('The access token was revoked');
+    if (keyTenant !== subject.tenantId) throw problems.credentialsOfDifferentTenants();
+    request.tenantId = keyTenant;
+  };
+}

@@ -1,0 +1,39 @@
+import type { Config } from '../config.js';
+import type { Queryable } from '../db/database.js';
+import { randomSecret } from './secrets.js';
+
+/** The secrets of the server itself, kept in the settings table. */
+export type ServerSecretName = 'token_signing' | 'key_hashing';
+
+/**
+ * Returns the named server secret, generating and storing it on first use. Instances starting together
+ * agree: the first insert wins and every instance reads what was stored.
+ */
+export async function serverSecret(db: Queryable, name: ServerSecretName): Promise<Buffer> {
+  await db.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    randomSecret(32),
+  ]);
+  // A separate statement: its snapshot sees a row another instance committed during the insert.
+  const [row] = await db.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
+  if (!row) throw new Error(`server secret ${name} is missing`);
+  return Buffer.from(row.value, 'base64url');
+}
+
+/** The key that signs and verifies access tokens: TOKEN_SECRET when set, else the stored one. */
+export function tokenSigningKey(db: Queryable, config: Pick<Config, 'tokenSecret'>): Promise<Uint8Array> {
+  if (config.tokenSecret !== undefined) return Promise.resolve(Buffer.from(config.tokenSecret, 'utf8'));
+  return serverSecret(db, 'token_signing');
+}
+
+/** Remembers a value once loaded; a failed load is forgotten, so the next call tries again. */
+export function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= load().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+}

@@ -1,0 +1,104 @@
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { HttpProblem, OAuthProblem, oauthProblems } from '../http/problems.js';
+import { signAccessToken } from './access-token.js';
+import type { ApiClientVerifier } from './client-verifier.js';
+import type { FailureThrottle } from './failure-throttle.js';
+import type { SubscriptionKeyVerifier } from './key-verifier.js';
+import { readTokenRequest } from './token-request.js';
+
+export interface TokenRouteDeps {
+  clients: ApiClientVerifier;
+  keys: SubscriptionKeyVerifier;
+  signingKey: () => Promise<Uint8Array>;
+  tokenTtlSeconds: number;
+  /** Failed client authentications per client id, and per remote address. */
+  throttles: { client: FailureThrottle; address: FailureThrottle };
+}
+
+/** A token request is a few hundred bytes. */
+const BODY_LIMIT = 16 * 1024;
+
+/** Client ids are not secret; anything else typed into client_id might be, and stays out of the log. */
+const loggable = (clientId: string) => (/^cl_[0-9a-f]{16}$/.test(clientId) ? clientId : '(malformed)');
+
+/**
+ * POST /token, the OAuth 2.0 client credentials grant (RFC 6749 4.4). An encapsulated plugin: the form
+ * parser and the OAuth error bodies apply to this route only; the batch routes keep JSON only.
+ * Request bodies are never logged here: they hold client secrets.
+ */
+export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
+  return async (scope) => {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_request, body, done) => done(null, new URLSearchParams(body as string)),
+    );
+    // RFC 6749 5.1: tokens, and answers about credentials, are never cached.
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      reply.header('pragma', 'no-cache');
+    });
+    scope.setErrorHandler((error: FastifyError, _request, reply) => {
+      let problem: OAuthProblem | undefined = error instanceof OAuthProblem ? error : undefined;
+      const status = error instanceof HttpProblem ? error.statusCode : (error.statusCode ?? 500);
+      if (!problem && status >= 400 && status < 500) {
+        const description =
+          error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'Content-Type must be application/x-www-form-urlencoded or application/json'
+            : error instanceof HttpProblem
+              ? String((error.errors[0] as { message?: unknown } | undefined)?.message ?? 'Invalid request')
+              : error.message;
+        problem = oauthProblems.invalidRequest(description, status === 413 ? 413 : 400);
+      }
+      // Anything else is the service's own failure: the parent handler logs it and answers 500.
+      if (!problem) throw error;
+      return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
+    });
+
+    scope.post('/token', { bodyLimit: BODY_LIMIT }, async (request, reply) => {
+      const asked = readTokenRequest(request.body, request.headers.authorization);
+      if (asked.grantType === undefined) throw oauthProblems.invalidRequest('grant_type is required');
+      if (asked.grantType !== 'client_credentials') throw oauthProblems.unsupportedGrantType();
+      const { clientId, clientSecret, viaBasic } = asked;
+      if (clientId === undefined || clientSecret === undefined) {
+        throw oauthProblems.invalidClient(
+          'Client authentication required: client_id and client_secret in the body, or HTTP Basic',
+          viaBasic,
+        );
+      }
+
+      // Bounded: a client id is short, and a long one must not make the throttle hold long strings.
+      const clientKey = `client:${clientId.slice(0, 100)}`;
+      const addressKey = `address:${request.ip}`;
+      const wait = Math.max(
+        deps.throttles.client.retryAfterSeconds(clientKey),
+        deps.throttles.address.retryAfterSeconds(addressKey),
+      );
+      if (wait > 0) {
+        request.log.warn({ clientId: loggable(clientId) }, 'token request throttled');
+        throw oauthProblems.tooManyFailures(wait);
+      }
+      const refuse = (description: string) => {
+        deps.throttles.client.recordFailure(clientKey);
+        deps.throttles.address.recordFailure(addressKey);
+        request.log.warn({ clientId: loggable(clientId), reason: description }, 'token refused');
+        return oauthProblems.invalidClient(description, viaBasic);
+      };
+
+      const tenantId = await deps.clients.authenticate(clientId, clientSecret);
+      if (tenantId === undefined) throw refuse('Client authentication failed');
+      const key = request.headers['subscription-key'];
+      if (key !== undefined) {
+        const keyTenant = typeof key === 'string' ? await deps.keys.tenantOf(key) : undefined;
+        if (keyTenant === undefined) throw refuse('Invalid or revoked subscription key');
+        if (keyTenant !== tenantId) throw refuse('The subscription key belongs to another tenant');
+      }
+
+      deps.throttles.client.reset(clientKey);
+      const ttl = deps.tokenTtlSeconds;
+      const accessToken = await signAccessToken(await deps.signingKey(), { clientId, tenantId }, ttl);
+      request.log.info({ clientId, tenantId }, 'access token issued');
+      return reply.code(200).send({ access_token: accessToken, token_type: 'Bearer', expires_in: ttl });
+    });
+  };
+}
