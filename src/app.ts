@@ -7,6 +7,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { parseJsonBody } from './http/json-body.js';
 import { loggerOptions } from './http/logger.js';
 import { problems } from './http/problems.js';
+import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
 
@@ -67,5 +68,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerBatchRoute(app, resource, { db: options.db, authenticate });
   }
   registerReadRoutes(app, { db: options.db, authenticate });
+  registerDocs(app);
   return app;
 }

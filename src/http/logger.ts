@@ -2,8 +2,7 @@ import type { FastifyServerOptions } from 'fastify';
 import { stdSerializers } from 'pino';
 
 /** Query parameters a careless client might put credentials in; their values never reach a log. */
-const SECRET_PARAMETERS =
-  /([?&](?:client_secret|access_token|token|subscription[-_]key|key)=)[^&#]*/gi;
+const SECRET_PARAMETERS = /([?&](?:client_secret|access_token|token|subscription[-_]key|key)=)[^&#]*/gi;
 
 export function withoutSecrets(url: string): string {
   return url.replace(SECRET_PARAMETERS, '$1[redacted]');

@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { checkBatchArray } from '../batch/batch-array.js';
 import { withRetry } from '../db/database.js';
+import type { TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
+import { deliveries } from '../resources/deliveries.js';
 import type { ReadRouteDeps } from './read-routes.js';
 
-const CODE_MAX = 30;
-const NOT_A_CODE = `Item must be a delivery code: a string of 1 to ${CODE_MAX} characters`;
+/** A delivery code as the delivery field table defines it. */
+const CODE_MAX = (deliveries.fields.code as TextField).max;
+export const NOT_A_DELIVERY_CODE = `Item must be a delivery code: a string of 1 to ${CODE_MAX} characters`;
 /** 10,000 codes of 30 four-byte characters, quoted, with separators, and room. */
-const BODY_LIMIT = 2 * 1024 * 1024;
+export const ACKNOWLEDGE_BODY_LIMIT = 2 * 1024 * 1024;
 
 /**
  * Marks the given deliveries as acknowledged (a data-modifying CTE always runs, referenced or not), in code order so concurrent calls lock rows in the
@@ -35,7 +38,7 @@ ORDER BY given.code COLLATE "C"`;
 export function registerAcknowledge(app: FastifyInstance, deps: ReadRouteDeps): void {
   app.post(
     '/v1/deliveries/acknowledge',
-    { bodyLimit: BODY_LIMIT, onRequest: deps.authenticate },
+    { bodyLimit: ACKNOWLEDGE_BODY_LIMIT, onRequest: deps.authenticate },
     async (request, reply) => {
       const codes = checkBatchArray(request.body);
       const errors = codes.flatMap((code, index) =>
@@ -44,7 +47,7 @@ export function registerAcknowledge(app: FastifyInstance, deps: ReadRouteDeps): 
         [...code].length <= CODE_MAX &&
         !code.includes('\u0000')
           ? []
-          : [{ index, errors: [{ field: null, message: NOT_A_CODE }] }],
+          : [{ index, errors: [{ field: null, message: NOT_A_DELIVERY_CODE }] }],
       );
       if (errors.length > 0) throw problems.invalidItems(errors);
       const distinct = [...new Set(codes as string[])];

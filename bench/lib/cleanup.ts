@@ -1,0 +1,34 @@
+/**
+ * Undo actions (stop the server, drop the database, remove a temp dir), run newest first, each once:
+ * at the end of the run, on failure, and on SIGINT/SIGTERM.
+ */
+const actions: { label: string; run: () => Promise<void> | void }[] = [];
+let interrupted = false;
+
+export function onCleanup(label: string, run: () => Promise<void> | void): void {
+  actions.push({ label, run });
+  // Registered after a signal started the cleanup: undo it at once, before the process exits.
+  if (interrupted) void cleanupAll();
+}
+
+export async function cleanupAll(): Promise<void> {
+  for (let action = actions.pop(); action; action = actions.pop()) {
+    try {
+      await action.run();
+    } catch (error) {
+      console.error(`cleanup "${action.label}" failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: cleaning up`);
+    void cleanupAll().finally(() => process.exit(code));
+  });
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import type { Database, Queryable } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { onCleanup } from './cleanup.js';
+
+/** Server to create the benchmark databases on: a maintenance database URL. */
+export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://root@127.0.0.1:5432/postgres';
+
+/** A fresh, empty PostgreSQL database, dropped at cleanup (connections included). Returns its URL. */
+export async function createPgDatabase(): Promise<string> {
+  const name = `sfa_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  onCleanup(`drop database ${name}`, () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh temp dir, removed at cleanup. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  onCleanup(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The few calls the raw side makes, on either driver, without the service's Database wrapper. */
+export interface RawClient {
+  query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
+}
+
+export async function rawPostgres(url: string): Promise<RawClient> {
+  const client = new pg.Client({ connectionString: url, application_name: 'sfa-bench-raw' });
+  await client.connect();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await client.end();
+  };
+  onCleanup('close raw pg client', close);
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await client.query(sql, params as unknown[] | undefined)).rows as Row[];
+    },
+    close,
+  };
+}
+
+/** An in-process PGlite of its own in a temp dir, migrated with the service's migrations. */
+export async function rawPglite(): Promise<RawClient> {
+  const db = await PGlite.create(tempDir('sfa-bench-raw-pglite-'));
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await db.close();
+  };
+  onCleanup('close raw PGlite', close);
+  await migrate(asDatabase(db));
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await db.query<Row>(sql, params as unknown[] | undefined)).rows;
+    },
+    close,
+  };
+}
+
+/** Just enough of the Database interface for migrate(). */
+function asDatabase(db: PGlite): Database {
+  const wrap = (target: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await target.query<Row>(sql, params as unknown[] | undefined)).rows;
+    },
+    async exec(script: string) {
+      await target.exec(script);
+    },
+  });
+  return {
+    kind: 'pglite',
+    ...wrap(db),
+    transaction: (work) => db.transaction((tx) => work(wrap(tx))),
+    close: () => db.close(),
+  };
+}
+
+/** A tenant of the raw side's own: INSERT INTO tenants(name). */
+export async function createRawTenant(client: RawClient): Promise<number> {
+  const [row] = await client.query<{ id: number }>('INSERT INTO tenants (name) VALUES ($1) RETURNING id', [
+    `bench-raw-${randomBytes(4).toString('hex')}`,
+  ]);
+  return row!.id;
+}
+
+export async function tenantId(client: RawClient, name: string): Promise<number> {
+  const [row] = await client.query<{ id: number }>('SELECT id FROM tenants WHERE name = $1', [name]);
+  if (!row) throw new Error(`no tenant named ${name}`);
+  return row.id;
+}
+
+/** Products for the raw side: a direct INSERT, not the batch pipeline. */
+export async function insertRawProducts(
+  client: RawClient,
+  tenant: number,
+  codes: readonly string[],
+): Promise<void> {
+  await client.query(
+    `INSERT INTO products (tenant_id, code, description, unit, tax, state, created_at)
+     SELECT $1, c, 'Benchmark product ' || c, 'UND', 19, 'Y', now() AT TIME ZONE 'UTC'
+     FROM unnest($2::text[]) AS c`,
+    [tenant, codes],
+  );
+}

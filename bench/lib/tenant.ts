@@ -1,0 +1,72 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+
+/**
+ * The one place that knows how the benchmark becomes a tenant of the service under test and what
+ * headers its requests carry.
+ */
+
+export interface ServiceTenant {
+  /** Name in the tenants table, for checking the written rows with SQL. */
+  readonly name: string;
+  /** Headers every batch request carries (besides Content-Type). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface ServiceContext {
+  /** Environment the server runs with (DATABASE_URL or DATA_DIR), for running its command line. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Absolute path of bin/sfa-backoffice.js. */
+  readonly cli: string;
+  /** Starts the server and resolves to its base URL (http://127.0.0.1:PORT); call it exactly once. */
+  start(): Promise<string>;
+}
+
+interface CreatedTenant {
+  tenant: string;
+  subscriptionKey: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+const run = promisify(execFile);
+
+/**
+ * Starts the server and returns the tenant the benchmark writes as, with its request headers.
+ *
+ * With credentials: `tenant create --name bench-<random> --json` before start() (an embedded DATA_DIR
+ * is used by one process at a time), then POST /token, then Subscription-Key + Bearer on every request.
+ */
+export async function serviceTenant(context: ServiceContext): Promise<ServiceTenant> {
+  const name = `bench-${randomBytes(4).toString('hex')}`;
+  const { stdout } = await run(
+    process.execPath,
+    [context.cli, 'tenant', 'create', '--name', name, '--json'],
+    {
+      env: context.env,
+      timeout: 60_000,
+    },
+  );
+  // The command prints exactly one JSON object (extensions.md 1).
+  const created = JSON.parse(stdout) as CreatedTenant;
+
+  const baseUrl = await context.start();
+  const response = await fetch(`${baseUrl}/token`, {
+    method: 'POST',
+    headers: { 'subscription-key': created.subscriptionKey },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: created.clientId,
+      client_secret: created.clientSecret,
+    }),
+  });
+  const body = (await response.json()) as { access_token?: string };
+  if (!response.ok || !body.access_token) {
+    throw new Error(`POST /token: HTTP ${response.status} ${JSON.stringify(body)}`);
+  }
+  return {
+    name: created.tenant,
+    headers: { 'subscription-key': created.subscriptionKey, authorization: `Bearer ${body.access_token}` },
+  };
+}

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { MAX_BATCH_ITEMS } from '../batch/resource.js';
+import { batchResources } from '../resources/index.js';
+import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
+import { errorResponses, errorSchemas } from './errors.js';
+import type { OpenApiObject } from './json-schema.js';
+import { operationsPaths } from './operations-paths.js';
+import { readPaths, readSchemas } from './read-paths.js';
+import { securitySchemes } from './security.js';
+import { tokenPath, tokenSchemas } from './token-path.js';
+
+/** name and version of package.json: two levels up from src/openapi and from dist/openapi alike. */
+function packageInfo(): { name: string; version: string } {
+  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+}
+
+const DESCRIPTION = `Back-office API of the sales-force system: customer and pending-delivery downloads (\`/v1\`),
+master-data batch uploads (\`/api\`).
+
+**Authentication.** Every \`/api\` and \`/v1\` request sends two headers: \`Subscription-Key\` and
+\`Authorization: Bearer <access_token>\`. The token comes from \`POST /token\` (OAuth 2.0 client
+credentials) with the client id and secret of an API client of the same tenant. Here: **Authorize**, enter
+the subscription key and the client id and secret, then **Try it out** on any operation.
+
+**Batches** take a JSON array of 1 to ${MAX_BATCH_ITEMS} objects. Decimals are JSON numbers or numeric
+strings (\`"1500.25"\`); every digit is kept. DateTimes are \`yyyy-MM-ddTHH:mm:ss\` without a zone (UTC when
+the service sets them). Errors have the shape \`{"statusCode": N, "errors": [...]}\`; POST /token answers
+RFC 6749 errors.`;
+
+/** The OpenAPI 3.1 document of the service, generated from the field tables and the read rules. */
+export function buildOpenApiDocument(): OpenApiObject {
+  const { name, version } = packageInfo();
+  return {
+    openapi: '3.1.0',
+    info: { title: name, version, description: DESCRIPTION },
+    tags: [
+      { name: 'Authentication', description: 'Access tokens for the /api and /v1 endpoints.' },
+      { name: 'Read', description: 'Customer and delivery downloads (backoffice-api.md 4.1, 4.2).' },
+      { name: 'Batch upload', description: 'Master data in batches of 1 to 10000 objects (4.3 to 4.9).' },
+      { name: 'Operations', description: 'Liveness and readiness, without credentials.' },
+    ],
+    paths: {
+      '/token': tokenPath,
+      ...readPaths(),
+      ...batchPaths(batchResources),
+      ...operationsPaths,
+    },
+    components: {
+      securitySchemes,
+      schemas: {
+        ...readSchemas(),
+        ...batchInputSchemas(batchResources),
+        BatchCreated: batchCreatedSchema,
+        ...errorSchemas,
+        ...tokenSchemas,
+      },
+      responses: errorResponses,
+    },
+  };
+}
+
+let text: string | undefined;
+
+/** The document as served and committed (docs/openapi.json): two-space JSON and a final newline. */
+export function openApiJson(): string {
+  text ??= `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
+  return text;
+}

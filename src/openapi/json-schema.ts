@@ -1,0 +1,25 @@
+/** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** An OpenAPI object (operation, response, parameter, ...), kept loose: the test validates the document. */
+export type OpenApiObject = { [key: string]: unknown };
+
+/** A reference to a schema of components.schemas. */
+export const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A reference to a response of components.responses. */
+export const responseRef = (name: string): OpenApiObject => ({ $ref: `#/components/responses/${name}` });
+
+/** 'payment-methods' -> 'PaymentMethods'. */
+export function pascalCase(name: string): string {
+  return name
+    .split(/[-_\s]+/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+}
+
+/** 'deliveries' -> 'delivery', 'stocks' -> 'stock': enough for the resource names of this service. */
+export function singular(name: string): string {
+  if (name.endsWith('ies')) return `${name.slice(0, -3)}y`;
+  return name.endsWith('s') ? name.slice(0, -1) : name;
+}

@@ -1,0 +1,38 @@
+import type { OpenApiObject } from './json-schema.js';
+import { noSecurity } from './security.js';
+
+const status = (value: string) => ({
+  'application/json': {
+    schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { const: value } },
+    },
+    example: { status: value },
+  },
+});
+
+/** GET /health and GET /ready (extensions.md 7): no credentials. */
+export const operationsPaths: Record<string, OpenApiObject> = {
+  '/health': {
+    get: {
+      tags: ['Operations'],
+      operationId: 'health',
+      summary: 'The process is up',
+      security: noSecurity,
+      responses: { '200': { description: 'Up.', content: status('ok') } },
+    },
+  },
+  '/ready': {
+    get: {
+      tags: ['Operations'],
+      operationId: 'ready',
+      summary: 'The database is reachable',
+      security: noSecurity,
+      responses: {
+        '200': { description: 'Ready to serve.', content: status('ready') },
+        '503': { description: 'The database does not answer.', content: status('unavailable') },
+      },
+    },
+  },
+};

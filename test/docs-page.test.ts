@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import { type Browser, chromium } from 'playwright-core';
+import { buildApp } from '../src/app.js';
+import { buildOpenApiDocument } from '../src/openapi/document.js';
+import { createTenant } from '../src/tenants/tenants.js';
+import { testAuthConfig } from './helpers/app.js';
+import { backends } from './helpers/backends.js';
+import { customer } from './helpers/read-data.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = new URL('../test-artifacts/docs-page.png', import.meta.url);
+const doc: any = buildOpenApiDocument();
+
+async function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    assert.fail(
+      `Chromium is not installed at ${CHROMIUM}: the /docs page test needs it. Install Debian's package with ` +
+        '`apt-get update && apt-get install -y chromium` (never download a browser through playwright).',
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+const [backend] = backends();
+
+describe('GET /docs in a browser', () => {
+  test('lists every endpoint, gets a token from the credentials typed in, and sends a request', {
+    timeout: 90_000,
+  }, async () => {
+    const db = await backend!.db();
+    const tenant = await createTenant(db, `docs-${randomUUID()}`);
+    const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
+    after(() => app.close());
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+
+    // One customer, loaded the way an integrator would, for the page to find.
+    const token = await app.inject({
+      method: 'POST',
+      url: '/token',
+      payload: {
+        grant_type: 'client_credentials',
+        client_id: tenant.clientId,
+        client_secret: tenant.clientSecret,
+      },
+    });
+    const loaded = await app.inject({
+      method: 'POST',
+      url: '/api/customers/batch-create',
+      headers: {
+        'subscription-key': tenant.subscriptionKey,
+        authorization: `Bearer ${token.json().access_token}`,
+      },
+      payload: [customer('DOCS-PAGE-1')],
+    });
+    assert.equal(loaded.statusCode, 201, loaded.body);
+
+    const browser = await launch();
+    after(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    page.setDefaultTimeout(20_000);
+    // Everything the page needs comes from the service: any other origin is refused and recorded.
+    const elsewhere: string[] = [];
+    await page.route('**/*', (route) => {
+      if (route.request().url().startsWith(base)) return route.continue();
+      elsewhere.push(route.request().url());
+      return route.abort();
+    });
+
+    await page.goto(`${base}/docs`);
+    await page.waitForSelector('.opblock-summary-path');
+    const listed = await page
+      .locator('.opblock-summary-path')
+      .evaluateAll((spans) => spans.map((span) => span.getAttribute('data-path')));
+    assert.deepEqual(new Set(listed), new Set(Object.keys(doc.paths)));
+
+    // Authorize: the subscription key, then the client credentials (the page calls POST /token).
+    await page.click('button.authorize');
+    await page.fill('#api_key_value', tenant.subscriptionKey);
+    await page.click('button[aria-label="Apply credentials"]');
+    await page.fill('#client_id_clientCredentials', tenant.clientId);
+    await page.fill('#client_secret_clientCredentials', tenant.clientSecret);
+    const tokenAnswer = page.waitForResponse((response) => response.url() === `${base}/token`);
+    await page.click('button[aria-label="Apply given OAuth2 credentials"]');
+    assert.equal((await tokenAnswer).status(), 200, 'the page got a token');
+    await page.locator('.modal-ux button', { hasText: 'Logout' }).nth(1).waitFor();
+    await page.locator('.modal-ux button.btn-done').first().click();
+
+    // Try it out: GET /v1/customers with both credentials.
+    const operation = page.locator('#operations-Read-listCustomers');
+    await operation.locator('.opblock-summary').click();
+    const answer = page.waitForResponse((response) => response.url().startsWith(`${base}/v1/customers`));
+    await operation.locator('button.execute').click();
+    const response = await answer;
+    assert.equal(response.status(), 200);
+    const sent = response.request().headers();
+    assert.equal(sent['subscription-key'], tenant.subscriptionKey);
+    assert.match(sent.authorization ?? '', /^Bearer \S+$/);
+    // The page shows the answer: its status and its body.
+    const shown = operation.locator('.live-responses-table tbody tr.response').first();
+    assert.equal((await shown.locator('.response-col_status').textContent())?.trim(), '200');
+    const body = await shown.locator('.response-col_description pre').first().textContent();
+    assert.match(body ?? '', /DOCS-PAGE-1/);
+
+    mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
+    assert.deepEqual(elsewhere, [], 'no request left the service');
+  });
+});
