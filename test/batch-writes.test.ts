@@ -168,6 +168,38 @@ for (const backend of backends()) {
       assert.equal(count!.n, 0);
     });
 
+    test('a batch whose only problem is unknown products: 400 naming each, nothing written', async () => {
+      const db = await backend.db();
+      const tenant = await appForNewTenant(db);
+      await seedProducts(tenant, ['P1']);
+      for (const path of [
+        '/api/stocks/batch-create',
+        '/api/factors/batch-create',
+        '/api/prices/batch-create',
+      ]) {
+        const item =
+          path === '/api/stocks/batch-create'
+            ? (code: string) => ({ product_code: code, location: 'W1' })
+            : path === '/api/factors/batch-create'
+              ? (code: string) => ({ product_code: code, unit: 1, description: 'UND' })
+              : (code: string) => ({ product_code: code, price_list: 'L1', price: 1 });
+        const response = await tenant.post(path, [item('P1'), item('GONE'), item('P1x'), item('GONE')]);
+        assert.equal(response.status, 400, path);
+        const unknown = { field: 'product_code', message: 'Product does not exist in the product master' };
+        assert.deepEqual(
+          response.body.errors,
+          [1, 2, 3].map((index) => ({ index, errors: [unknown] })),
+          path,
+        );
+      }
+      const [counts] = await db.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM stocks WHERE tenant_id = $1) + (SELECT count(*) FROM factors WHERE tenant_id = $1)
+              + (SELECT count(*) FROM prices WHERE tenant_id = $1) AS n`,
+        [tenant.tenantId],
+      );
+      assert.equal(Number(counts!.n), 0);
+    });
+
     test('no digit lost: Decimal(18,2) extremes as JSON numbers and as strings', async () => {
       const db = await backend.db();
       const tenant = await appForNewTenant(db);

@@ -1,13 +1,10 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Database } from '../db/database.js';
-import type { FieldValue } from '../fields/field.js';
 import { problems } from '../http/problems.js';
-import { ValidationCrash } from '../http/server-errors.js';
 import { checkBatchArray } from './batch-array.js';
+import { InvalidBatch, processBatch } from './process-batch.js';
 import type { BatchResource } from './resource.js';
-import { markUnknownProducts, productCodes, type ValidatedBatch, validateItems } from './validate-items.js';
-import { writeBatch } from './write-batch.js';
-import { MISSING_PRODUCTS_SQL } from './write-sql.js';
+import type { BatchCounts } from './write-batch.js';
 
 export interface BatchRouteDeps {
   db: Database;
@@ -15,7 +12,7 @@ export interface BatchRouteDeps {
   authenticate: onRequestHookHandler;
 }
 
-/** Registers POST {resource.path}: parse, check the array, validate, check products, write, answer. */
+/** Registers POST {resource.path}: parse, check the array, validate, write, answer. */
 export function registerBatchRoute(
   app: FastifyInstance,
   resource: BatchResource,
@@ -26,23 +23,13 @@ export function registerBatchRoute(
     { bodyLimit: resource.bodyLimit, onRequest: deps.authenticate },
     async (request, reply) => {
       const items = checkBatchArray(request.body);
-      let batch: ValidatedBatch;
+      let counts: BatchCounts;
       try {
-        batch = validateItems(resource, items);
+        counts = await processBatch(deps.db, request.tenantId, resource, items);
       } catch (error) {
-        throw new ValidationCrash(error);
+        if (error instanceof InvalidBatch) throw problems.invalidItems(error.errors);
+        throw error;
       }
-      const codes = productCodes(resource, batch);
-      if (codes.length > 0) {
-        const missing = await deps.db.query<{ code: string }>(MISSING_PRODUCTS_SQL, [
-          request.tenantId,
-          codes,
-        ]);
-        markUnknownProducts(resource, batch, new Set(missing.map((row) => row.code)));
-      }
-      if (batch.errors.length > 0) throw problems.invalidItems(batch.errors);
-
-      const counts = await writeBatch(deps.db, request.tenantId, resource, batch.rows as FieldValue[][]);
       request.log.info({ resource: resource.name, items: items.length, ...counts }, 'batch written');
       return reply.code(201).send({ statusCode: 201, message: resource.message, ...counts });
     },

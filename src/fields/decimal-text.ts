@@ -42,6 +42,26 @@ export function formatDecimal(parts: DecimalParts): string {
   return parts.negative ? `-${body}` : body;
 }
 
+/**
+ * Splits plain decimal text (optional sign, digits, at most one point, no exponent) without a regular
+ * expression: the common case, JSON numbers printed by String() and numeric strings.
+ */
+function plainParts(text: string): DecimalParts {
+  let start = 0;
+  const sign = text.charCodeAt(0);
+  if (sign === 45 /* - */ || sign === 43 /* + */) start = 1;
+  const point = text.indexOf('.', start);
+  let integer = point < 0 ? text.slice(start) : text.slice(start, point);
+  let fraction = point < 0 ? '' : text.slice(point + 1);
+  let lead = 0;
+  while (lead < integer.length && integer.charCodeAt(lead) === 48) lead++;
+  if (lead > 0) integer = integer.slice(lead);
+  let end = fraction.length;
+  while (end > 0 && fraction.charCodeAt(end - 1) === 48) end--;
+  if (end < fraction.length) fraction = fraction.slice(0, end);
+  return { negative: sign === 45 && (integer !== '' || fraction !== ''), integer, fraction };
+}
+
 export type NumericInput =
   | { kind: 'number'; parts: DecimalParts }
   | { kind: 'badFormat' } // a string that is not a plain decimal
@@ -52,18 +72,21 @@ export type NumericInput =
  * needed lossless parsing) or a numeric string.
  */
 export function readNumeric(value: unknown): NumericInput {
-  let text: string;
   if (typeof value === 'number') {
     // JSON.parse turns 1e400 into Infinity: it is a number, just far too large.
-    text = Number.isFinite(value) ? String(value) : `${value < 0 ? '-' : ''}1e${MAX_SHIFT}`;
-  } else if (isLosslessNumber(value)) {
-    text = (value as { value: string }).value;
-  } else if (typeof value === 'string') {
-    text = value.trim();
-    if (!PLAIN_DECIMAL.test(text)) return { kind: 'badFormat' };
-  } else {
-    return { kind: 'notNumeric' };
+    if (!Number.isFinite(value))
+      return { kind: 'number', parts: parseDecimalText(`${value < 0 ? '-' : ''}1e${MAX_SHIFT}`)! };
+    const text = String(value);
+    // String() writes an exponent only for very large or very small magnitudes.
+    return { kind: 'number', parts: text.includes('e') ? parseDecimalText(text)! : plainParts(text) };
   }
-  const parts = parseDecimalText(text);
-  return parts ? { kind: 'number', parts } : { kind: 'badFormat' };
+  if (typeof value === 'string') {
+    const text = value.trim();
+    return PLAIN_DECIMAL.test(text) ? { kind: 'number', parts: plainParts(text) } : { kind: 'badFormat' };
+  }
+  if (isLosslessNumber(value)) {
+    const parts = parseDecimalText((value as { value: string }).value);
+    return parts ? { kind: 'number', parts } : { kind: 'badFormat' };
+  }
+  return { kind: 'notNumeric' };
 }

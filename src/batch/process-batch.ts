@@ -1,0 +1,76 @@
+import type { Database } from '../db/database.js';
+import type { FieldValue } from '../fields/field.js';
+import { ValidationCrash } from '../http/server-errors.js';
+import type { BatchResource } from './resource.js';
+import {
+  type ItemError,
+  markUnknownProducts,
+  productCodes,
+  type ValidatedBatch,
+  validateItems,
+} from './validate-items.js';
+import { type BatchCounts, writeBatch } from './write-batch.js';
+import { MISSING_PRODUCTS_SQL } from './write-sql.js';
+
+/** A batch with invalid items: nothing was written. */
+export class InvalidBatch extends Error {
+  readonly errors: ItemError[];
+  constructor(errors: ItemError[]) {
+    super('invalid batch');
+    this.name = 'InvalidBatch';
+    this.errors = errors;
+  }
+}
+
+/** foreign_key_violation: only the product reference can fail (the tenant exists, items follow their parent). */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+async function markMissingProducts(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  batch: ValidatedBatch,
+) {
+  const codes = productCodes(resource, batch);
+  if (codes.length === 0) return;
+  const missing = await db.query<{ code: string }>(MISSING_PRODUCTS_SQL, [tenantId, codes]);
+  markUnknownProducts(resource, batch, new Set(missing.map((row) => row.code)));
+}
+
+/**
+ * The batch pipeline after the array rules: validate every item, write the valid batch with one
+ * statement, answer the counts. Unknown products are found by the foreign key, so a valid batch costs
+ * no extra round trip; only a batch that fails (on the key, or with other invalid items, whose error
+ * list must be complete) pays the one query that names the unknown codes.
+ * Throws InvalidBatch when any item is invalid; nothing is written then.
+ */
+export async function processBatch(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  items: readonly unknown[],
+): Promise<BatchCounts> {
+  let batch: ValidatedBatch;
+  try {
+    batch = validateItems(resource, items);
+  } catch (error) {
+    throw new ValidationCrash(error);
+  }
+  if (batch.errors.length > 0) {
+    await markMissingProducts(db, tenantId, resource, batch);
+    throw new InvalidBatch(batch.errors);
+  }
+  try {
+    return await writeBatch(db, tenantId, resource, batch.rows as FieldValue[][]);
+  } catch (error) {
+    if (
+      resource.productPosition === undefined ||
+      (error as { code?: unknown }).code !== FOREIGN_KEY_VIOLATION
+    ) {
+      throw error;
+    }
+    await markMissingProducts(db, tenantId, resource, batch);
+    if (batch.errors.length === 0) throw error;
+    throw new InvalidBatch(batch.errors);
+  }
+}
