@@ -22,11 +22,14 @@ export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps):
   app.get('/v1/customers', { onRequest: deps.authenticate }, async (request, reply) => {
     const q = parseQuery(customerListParams, request.query);
     const params = new Params();
-    const where = [`c.tenant_id = ${params.add(request.tenantId)}`];
+    const tenant = params.add(request.tenantId);
+    const where = [`c.tenant_id = ${tenant}`];
     if (q.client_id !== undefined) where.push(`c.code = ${params.add(q.client_id)}`);
     if (q.created_from !== undefined) where.push(`c.created_at >= ${params.add(q.created_from)}::timestamp`);
     if (q.modified_from !== undefined)
       where.push(`c.updated_at >= ${params.add(q.modified_from)}::timestamp`);
+    const unfiltered =
+      q.client_id === undefined && q.created_from === undefined && q.modified_from === undefined;
     const direction = q.sort === 'created_at' ? 'ASC' : 'DESC';
     const page = q.page as number;
     const limit = q.limit as number;
@@ -37,6 +40,7 @@ export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps):
       orderBy: `c.created_at ${direction}, c.code ${direction}`,
       limit: params.add(limit),
       offset: params.add((page - 1) * limit),
+      counter: unfiltered ? { tenant, name: 'customers' } : undefined,
     });
     const { page: _p, limit: _l, ...filters } = q;
     return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });

@@ -34,11 +34,14 @@ export function registerPendingDeliveries(app: FastifyInstance, deps: ReadRouteD
   app.get('/v1/deliveries/pending', { onRequest: deps.authenticate }, async (request, reply) => {
     const q = parseQuery(pendingDeliveryParams, request.query);
     const params = new Params();
-    const where = [`d.tenant_id = ${params.add(request.tenantId)}`, 'd.acknowledged_at IS NULL'];
+    const tenant = params.add(request.tenantId);
+    const where = [`d.tenant_id = ${tenant}`, 'd.acknowledged_at IS NULL'];
     if (q.client_id !== undefined) where.push(`d.client_id = ${params.add(q.client_id)}`);
     if (q.seller_id !== undefined) where.push(`d.seller_id = ${params.add(q.seller_id)}`);
     if (q.reported_from !== undefined)
       where.push(`d.reported_at >= ${params.add(q.reported_from)}::timestamp`);
+    const unfiltered =
+      q.client_id === undefined && q.seller_id === undefined && q.reported_from === undefined;
     const orderBy =
       q.sort === 'reported_at'
         ? 'd.reported_at ASC NULLS FIRST, d.code ASC'
@@ -52,6 +55,7 @@ export function registerPendingDeliveries(app: FastifyInstance, deps: ReadRouteD
       orderBy,
       limit: params.add(limit),
       offset: params.add((page - 1) * limit),
+      counter: unfiltered ? { tenant, name: 'deliveries_pending' } : undefined,
     });
     const { page: _p, limit: _l, ...filters } = q;
     return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });

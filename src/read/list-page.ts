@@ -41,7 +41,11 @@ export async function sendPage(
     .send(`{"data":${row!.data},"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}}`);
 }
 
-/** Wraps a filtered, ordered, limited row source into the count + page statement sendPage expects. */
+/**
+ * Wraps a filtered, ordered, limited row source into the count + page statement sendPage expects.
+ * With counter (an unfiltered list), totalItems is read from row_counts, kept exact by triggers
+ * (migration 005), instead of counting every row of the tenant.
+ */
 export function pageSql(options: {
   from: string;
   where: string;
@@ -49,7 +53,11 @@ export function pageSql(options: {
   orderBy: string;
   limit: string;
   offset: string;
+  counter?: { tenant: string; name: string };
 }) {
+  const total = options.counter
+    ? `COALESCE((SELECT n FROM row_counts WHERE tenant_id = ${options.counter.tenant} AND name = '${options.counter.name}'), 0)`
+    : `(SELECT count(*) FROM ${options.from} WHERE ${options.where})`;
   return `WITH page AS (
   SELECT ${options.select}
   FROM ${options.from}
@@ -58,7 +66,7 @@ export function pageSql(options: {
   LIMIT ${options.limit} OFFSET ${options.offset}
 )
 SELECT
-  (SELECT count(*) FROM ${options.from} WHERE ${options.where})::int AS total,
+  ${total}::int AS total,
   (SELECT count(*) FROM page)::int AS item_count,
   (SELECT COALESCE(json_agg(page), '[]'::json) FROM page)::text AS data`;
 }
