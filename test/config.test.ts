@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('defaults: embedded database under ./data, port 3000 on loopback, generated token secret', () => {
+  const config = loadConfig({});
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.dataDir, resolve('./data'));
+  assert.equal(config.port, 3000);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.tokenSecret, undefined);
+  assert.equal(config.tokenTtlSeconds, 3600);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('values from the environment', () => {
+  const config = loadConfig({
+    DATABASE_URL: 'postgresql://app@db:5432/sfa',
+    DATA_DIR: '/var/lib/sfa',
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    LOG_LEVEL: 'warn',
+    TOKEN_SECRET: 'x'.repeat(32),
+    TOKEN_TTL_SECONDS: '600',
+    DB_POOL_SIZE: '25',
+  });
+  assert.equal(config.databaseUrl, 'postgresql://app@db:5432/sfa');
+  assert.equal(config.dataDir, '/var/lib/sfa');
+  assert.deepEqual([config.port, config.host, config.logLevel], [8080, '0.0.0.0', 'warn']);
+  assert.deepEqual([config.tokenTtlSeconds, config.poolSize], [600, 25]);
+});
+
+test('a bad value stops the start with a message naming the setting and the value', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'eighty' }, /^PORT must be a whole number from 0 to 65535, got "eighty"$/],
+    [{ PORT: '70000' }, /^PORT must be a whole number from 0 to 65535, got "70000"$/],
+    [{ DB_POOL_SIZE: '0' }, /^DB_POOL_SIZE must be a whole number from 1 to 200/],
+    [{ TOKEN_TTL_SECONDS: '30' }, /^TOKEN_TTL_SECONDS must be a whole number from 60 to 86400/],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/$/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of .*, got "loud"$/],
+    [{ TOKEN_SECRET: 'short' }, /^TOKEN_SECRET must be at least 32 bytes long$/],
+  ];
+  for (const [env, message] of cases) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+    );
+  }
+});
