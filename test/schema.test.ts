@@ -16,7 +16,7 @@ import {
 } from '../src/fields/field.js';
 import { batchResources } from '../src/resources/index.js';
 import { backends } from './helpers/backends.js';
-import { scratchPostgresDatabase } from './helpers/batch-databases.js';
+import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 /*
  * The migrations and the field tables describe the same columns twice; information_schema says whether

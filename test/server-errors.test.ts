@@ -8,7 +8,7 @@ import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { serverErrorMessage, ValidationCrash } from '../src/http/server-errors.js';
 import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from './helpers/app.js';
-import { scratchPostgresDatabase } from './helpers/batch-databases.js';
+import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 /*
  * The 500 bodies of backoffice-api.md 7.1, caused by real failures: a closed or unreachable database,
