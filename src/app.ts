@@ -1,15 +1,19 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { createAuth } from './auth/auth.js';
 import { registerBatchRoute } from './batch/batch-route.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installGracefulClose } from './http/graceful-close.js';
 import { parseJsonBody } from './http/json-body.js';
-import { loggerOptions } from './http/logger.js';
+import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
+import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
+import { VERSION } from './version.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,26 +24,48 @@ declare module 'fastify' {
 
 export interface AppOptions {
   db: Database;
-  /** Token signing: TOKEN_SECRET (else a secret generated and kept in the database) and token lifetime. */
-  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'>;
+  /**
+   * Token signing: TOKEN_SECRET (else a secret generated and kept in the database) and token lifetime.
+   * With metricsPort, GET /metrics is served on a listener of its own, opened and closed with the app.
+   */
+  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> &
+    Partial<Pick<Config, 'metricsPort' | 'metricsHost' | 'rateLimitPerMinute' | 'trustProxy'>>;
   logLevel?: string;
+  /** Where the log lines go instead of stdout (tests that read the log). */
+  logStream?: DestinationStream;
+}
+
+/** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest the service. */
+function trustedProxies(
+  setting: Config['trustProxy'],
+): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
 }
 
 /** The whole HTTP service as a Fastify instance; tests call inject() on it without listening. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(options.logLevel ?? 'info'),
-    requestIdHeader: 'x-request-id',
+    logger: loggerOptions(options.logLevel ?? 'info', options.logStream),
+    // X-Request-Id honoured when well formed, else a UUID; echoed by the onSend hook below.
+    requestIdHeader: false,
+    genReqId: requestId,
+    logController: new RequestLogController(),
     // Slow clients must not hold sockets forever (slowloris).
     requestTimeout: 120_000,
     connectionTimeout: 0,
-    return503OnClosing: true,
+    // installGracefulClose answers 503 while closing, in the spec's error shape.
+    return503OnClosing: false,
+    // Behind a load balancer: the client's address (token throttle) and the public scheme and host
+    // (paging links) come from X-Forwarded-* of the proxies trusted here.
+    trustProxy: trustedProxies(options.config.trustProxy ?? false),
   });
   app.decorateRequest('tenantId', 0);
+  const metrics = installMetrics(app, options.db, options.config);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   installErrorHandling(app);
+  installGracefulClose(app);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -50,7 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/health', async () => ({ status: 'ok', version: VERSION }));
   app.get('/ready', async (_request, reply) => {
     try {
       await options.db.query('SELECT 1');
@@ -65,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(tokenRoutes);
 
   for (const resource of batchResources) {
-    registerBatchRoute(app, resource, { db: options.db, authenticate });
+    registerBatchRoute(app, resource, { db: options.db, authenticate, metrics });
   }
   registerReadRoutes(app, { db: options.db, authenticate });
   registerDocs(app);

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import {
   addClient,
   addSubscriptionKey,
@@ -14,8 +14,10 @@ import { openDatabaseForProcess } from './db/data-dir-lock.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { seedDemoData } from './demo/seed-demo.js';
+import { seedTenant } from './seed/seed.js';
 import { type RunningServer, startServer } from './server.js';
 import { createTenant, listTenants, type NewTenant, tenantIdByName } from './tenants/tenants.js';
+import { VERSION } from './version.js';
 
 /**
  * The sfa-backoffice command: a thin layer over the library functions. Settings come from the
@@ -23,12 +25,14 @@ import { createTenant, listTenants, type NewTenant, tenantIdByName } from './ten
  */
 const program = new Command('sfa-backoffice')
   .description('Back-office API for sales-force and delivery-management platforms')
+  .version(VERSION, '-V, --version', 'print the version')
   // Commander's own usage errors in the same one-line form as ours.
   .configureOutput({ outputError: (text, write) => write(`sfa-backoffice: ${text.replace(/^error: /, '')}`) })
   .addHelpText(
     'after',
     '\nSettings come from the environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data),\n' +
-      'PORT, HOST, LOG_LEVEL, TOKEN_SECRET, TOKEN_TTL_SECONDS, DB_POOL_SIZE.',
+      'PORT, HOST, LOG_LEVEL, TOKEN_SECRET, TOKEN_TTL_SECONDS, DB_POOL_SIZE, RATE_LIMIT_PER_MINUTE,\n' +
+      'METRICS_PORT, METRICS_HOST, TRUST_PROXY.',
   );
 
 /** Runs work on the database of the settings, its schema brought up to date first. */
@@ -206,6 +210,68 @@ program
     await withDatabase(async (db) => seedDemoData(db, await tenantIdByName(db, options.tenant)));
     print(`loaded the demo data into tenant "${options.tenant}"`);
   });
+
+/** A whole number option (commander hands over the text). */
+function count(text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new InvalidArgumentError('not a whole number');
+  return Number(text);
+}
+
+program
+  .command('seed')
+  .description(
+    'load generated customers and deliveries with items into a tenant, through the batch pipeline ' +
+      '(for benchmarks and trials; the same seed gives the same rows, running it twice adds nothing)',
+  )
+  .requiredOption('--tenant <name>', 'tenant name')
+  .option('--customers <n>', 'customers to load', count, 0)
+  .option('--deliveries <n>', 'deliveries to load, not yet acknowledged', count, 0)
+  .option('--items-per-delivery <k>', 'item lines per delivery, 0 to 1000', count, 5)
+  .option('--seed <n>', 'seed of the generated data set', count, 1)
+  .action(
+    async (options: {
+      tenant: string;
+      customers: number;
+      deliveries: number;
+      itemsPerDelivery: number;
+      seed: number;
+    }) => {
+      const started = Date.now();
+      const progress = seedProgress();
+      const result = await withDatabase(async (db) =>
+        seedTenant(db, await tenantIdByName(db, options.tenant), { ...options, onProgress: progress }),
+      );
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      print(
+        `seeded tenant "${options.tenant}" in ${seconds} s: customers ${result.customers.created} created, ` +
+          `${result.customers.updated} updated; deliveries ${result.deliveries.created} created, ` +
+          `${result.deliveries.ignored} already present`,
+      );
+    },
+  );
+
+/** One progress line on stderr: rewritten in place on a terminal, at most every 5 s otherwise. */
+function seedProgress() {
+  let shown = 0;
+  let current = '';
+  let phaseStarted = Date.now();
+  let previous = phaseStarted;
+  return ({ phase, done, total }: { phase: string; done: number; total: number }) => {
+    const now = Date.now();
+    if (phase !== current) {
+      current = phase;
+      phaseStarted = previous;
+      shown = 0;
+    }
+    previous = now;
+    const last = done === total;
+    if (!process.stderr.isTTY && !last && now - shown < 5_000) return;
+    shown = now;
+    const rate = Math.round(done / Math.max((now - phaseStarted) / 1000, 0.001));
+    const line = `seed: ${phase} ${done}/${total} (${Math.floor((done / total) * 100)}%), ${rate}/s`;
+    process.stderr.write(process.stderr.isTTY ? `\r${line.padEnd(70)}${last ? '\n' : ''}` : `${line}\n`);
+  };
+}
 
 program
   .command('migrate')

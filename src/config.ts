@@ -13,6 +13,17 @@ export interface Config {
   readonly tokenTtlSeconds: number;
   /** Size of the PostgreSQL connection pool. */
   readonly poolSize: number;
+  /** Requests per subscription key and minute (RATE_LIMIT_PER_MINUTE); 0 turns the limit off. */
+  readonly rateLimitPerMinute: number;
+  /** Port of the separate GET /metrics listener (0: any free port); absent: no metrics listener. */
+  readonly metricsPort: number | undefined;
+  /** Interface of the metrics listener. */
+  readonly metricsHost: string;
+  /**
+   * Which proxies' X-Forwarded-For/-Proto/-Host to believe (Fastify's trustProxy): false (default),
+   * true (any), a hop count, or a comma-separated list of addresses or CIDR ranges.
+   */
+  readonly trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {
@@ -28,6 +39,16 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (/^[0-9a-fA-F.:/, ]+$/.test(raw)) return raw;
+  throw new ConfigError(
+    `TRUST_PROXY must be true, false, a hop count, or addresses/CIDR ranges separated by commas, got "${raw}"`,
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -52,5 +73,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenSecret,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86400),
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    trustProxy: trustProxy(env.TRUST_PROXY),
   });
 }

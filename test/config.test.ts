@@ -49,3 +49,11 @@ test('a bad value stops the start with a message naming the setting and the valu
     );
   }
 });
+
+test('TRUST_PROXY: off by default; true, a hop count or addresses; anything else refused', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1');
+  assert.throws(() => loadConfig({ TRUST_PROXY: 'yes please' }), /^ConfigError: TRUST_PROXY must be/);
+});

@@ -178,6 +178,7 @@ for (const backend of backends()) {
         ['sort=name', 'sort', 'Parameter must be one of created_at, -created_at'],
         [`client_id=${'x'.repeat(19)}`, 'client_id', 'Parameter exceeds maximum length of 18 characters'],
         ['client_id=', 'client_id', 'Parameter must not be empty'],
+        ['client_id=a%00b', 'client_id', 'Parameter must not contain NUL characters'],
         ['limt=10', 'limt', 'Unknown parameter'],
         ['page=1&page=2', 'page', 'Parameter must be given once'],
       ];
@@ -191,6 +192,17 @@ for (const backend of backends()) {
       }
       const ok = await tenant.get(`/v1/customers?limit=1000&client_id=${'x'.repeat(18)}`);
       assert.equal(ok.status, 200);
+    });
+
+    test('behind a trusted proxy, links use the public scheme and host; untrusted, they do not', async () => {
+      const db = await backend.db();
+      const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+      const trusted = await appForNewTenant(db, { trustProxy: true });
+      const behind = await trusted.get('/v1/customers?limit=5', forwarded);
+      assert.match(behind.body.links.self, /^https:\/\/api\.example\.com\/v1\/customers\?/);
+      const untrusted = await appForNewTenant(db);
+      const direct = await untrusted.get('/v1/customers?limit=5', forwarded);
+      assert.match(direct.body.links.self, /^http:\/\/localhost(:\d+)?\/v1\/customers\?/);
     });
 
     test('two tenants with the same codes see only their own customers', async () => {

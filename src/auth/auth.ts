@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { rateLimiterFor } from '../http/rate-limit.js';
 import { ApiClientVerifier } from './client-verifier.js';
 import { FailureThrottle } from './failure-throttle.js';
 import { createGuard } from './guard.js';
@@ -10,7 +11,8 @@ import { tokenRoutes } from './token-route.js';
 
 export interface AuthDeps {
   db: Database;
-  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'>;
+  /** rateLimitPerMinute absent or 0: no rate limit. */
+  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> & Partial<Pick<Config, 'rateLimitPerMinute'>>;
 }
 
 export interface Auth {
@@ -34,7 +36,12 @@ export function createAuth({ db, config }: AuthDeps): Auth {
   );
   const clients = new ApiClientVerifier(db, CREDENTIAL_CACHE_MS);
   return {
-    authenticate: createGuard({ keys, clients, signingKey }),
+    authenticate: createGuard({
+      keys,
+      clients,
+      signingKey,
+      rateLimiter: rateLimiterFor(db, config.rateLimitPerMinute),
+    }),
     tokenRoutes: tokenRoutes({
       clients,
       keys,

@@ -1,13 +1,17 @@
 import type { onRequestHookHandler } from 'fastify';
 import { problems } from '../http/problems.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { type AccessTokenSubject, InvalidAccessToken, verifyAccessToken } from './access-token.js';
 import type { ApiClientVerifier } from './client-verifier.js';
 import type { SubscriptionKeyVerifier } from './key-verifier.js';
+import { subscriptionKeyId } from './subscription-key.js';
 
 export interface GuardDeps {
   keys: SubscriptionKeyVerifier;
   clients: ApiClientVerifier;
   signingKey: () => Promise<Uint8Array>;
+  /** Counts the request against its subscription key once it is authenticated; none: no limit. */
+  rateLimiter?: RateLimiter | undefined;
 }
 
 /** RFC 6750 2.1 b64token. */
@@ -16,10 +20,11 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 /**
  * The guard of every /api and /v1 route (extensions.md 2), an onRequest hook so that no body is read
  * before it: a valid, unrevoked Subscription-Key and a valid Bearer token of an unrevoked client, both
- * of one tenant, which becomes request.tenantId. Anything else is a 401.
+ * of one tenant, which becomes request.tenantId. Anything else is a 401. An authenticated request is
+ * then counted against the rate limit of its key (429 past it).
  */
 export function createGuard(deps: GuardDeps): onRequestHookHandler {
-  return async (request) => {
+  return async (request, reply) => {
     const key = request.headers['subscription-key'];
     if (typeof key !== 'string' || key === '') throw problems.missingSubscriptionKey();
     const authorization = request.headers.authorization ?? '';
@@ -42,5 +47,6 @@ export function createGuard(deps: GuardDeps): onRequestHookHandler {
     if (clientTenant !== subject.tenantId) throw problems.invalidAccessToken('The access token was revoked');
     if (keyTenant !== subject.tenantId) throw problems.credentialsOfDifferentTenants();
     request.tenantId = keyTenant;
+    if (deps.rateLimiter) await deps.rateLimiter.check(subscriptionKeyId(key)!, reply);
   };
 }

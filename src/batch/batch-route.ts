@@ -1,5 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Database } from '../db/database.js';
+import type { BatchMetrics } from '../http/metrics.js';
 import { problems } from '../http/problems.js';
 import { checkBatchArray } from './batch-array.js';
 import { InvalidBatch, processBatch } from './process-batch.js';
@@ -10,6 +11,8 @@ export interface BatchRouteDeps {
   db: Database;
   /** Runs before the body is read; sets request.tenantId or answers 401. */
   authenticate: onRequestHookHandler;
+  /** Told the size and counts of every batch written (GET /metrics). */
+  metrics?: BatchMetrics;
 }
 
 /** Registers POST {resource.path}: parse, check the array, validate, write, answer. */
@@ -31,6 +34,7 @@ export function registerBatchRoute(
         throw error;
       }
       request.log.info({ resource: resource.name, items: items.length, ...counts }, 'batch written');
+      deps.metrics?.batchWritten(resource.name, items.length, counts);
       return reply.code(201).send({ statusCode: 201, message: resource.message, ...counts });
     },
   );

@@ -18,6 +18,18 @@ export interface Database extends Queryable {
    */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Connection pool usage, for metrics. Absent on PGlite: one in-process connection, no pool. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  /** Connections the pool may open. */
+  max: number;
+  /** Connections open (idle or in use). */
+  total: number;
+  idle: number;
+  /** Queries and transactions waiting for a connection. */
+  waiting: number;
 }
 
 /** SQLSTATEs after which the whole transaction can safely be run again. */

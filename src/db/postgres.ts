@@ -64,5 +64,11 @@ export function openPostgres(options: PostgresOptions): Database {
     async close() {
       await pool.end();
     },
+    poolStats: () => ({
+      max: options.poolSize,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
   };
 }

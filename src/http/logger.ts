@@ -1,5 +1,8 @@
-import type { FastifyServerOptions } from 'fastify';
-import { stdSerializers } from 'pino';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import { type DestinationStream, stdSerializers } from 'pino';
+import { UNMATCHED_ROUTE } from './metrics.js';
 
 /** Query parameters a careless client might put credentials in; their values never reach a log. */
 const SECRET_PARAMETERS = /([?&](?:client_secret|access_token|token|subscription[-_]key|key)=)[^&#]*/gi;
@@ -8,13 +11,52 @@ export function withoutSecrets(url: string): string {
   return url.replace(SECRET_PARAMETERS, '$1[redacted]');
 }
 
+/** A caller's X-Request-Id is kept when it is 1 to 128 visible ASCII characters; anything else is replaced. */
+const CALLER_REQUEST_ID = /^[!-~]{1,128}$/;
+
+/**
+ * The request id (Fastify's genReqId): the caller's X-Request-Id when well formed, so one id follows a
+ * request across systems, else a new UUID. It is echoed in the X-Request-Id response header, is on every
+ * log line of the request (reqId) and in 500 answers.
+ */
+export function requestId(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && CALLER_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Fastify's request log lines, with a "request completed" line that says what an operator filters on:
+ * route pattern (not the raw URL, which the "incoming request" line has, secrets redacted), method,
+ * status, duration in milliseconds and the tenant (its id, once the guard has identified it).
+ */
+export class RequestLogController extends LogController {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (this.isLogDisabled(request)) return;
+    const line = {
+      method: request.method,
+      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      tenant: request.tenantId || undefined,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+}
+
 /**
  * Structured JSON logs. Credentials never reach them: the auth headers are redacted, bodies are not
  * logged, and database errors lose the statement text and parameters they carry (PGlite attaches both).
  */
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string, stream?: DestinationStream): FastifyServerOptions['logger'] {
   return {
     level,
+    // Where the lines go: stdout unless a stream is given (tests read the log this way).
+    ...(stream ? { stream } : {}),
     redact: {
       paths: ['req.headers.authorization', 'req.headers["subscription-key"]', 'req.headers.cookie'],
       censor: '[redacted]',

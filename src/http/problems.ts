@@ -49,6 +49,22 @@ export const problems = {
   notFound: (method: string, url: string) =>
     new HttpProblem(404, [{ message: `Route ${method} ${url.split('?')[0]} not found` }]),
   clientError: (statusCode: number, message: string) => new HttpProblem(statusCode, [{ message }]),
+  /** Past the rate limit of the subscription key (src/http/rate-limit.ts). */
+  tooManyRequests: (
+    limit: number,
+    windowSeconds: number,
+    retryAfter: number,
+    headers: Record<string, string>,
+  ) =>
+    new HttpProblem(
+      429,
+      [
+        {
+          message: `Rate limit of ${limit} requests per ${windowSeconds} seconds exceeded for this subscription key; retry in ${retryAfter} seconds`,
+        },
+      ],
+      { ...headers, 'retry-after': String(retryAfter) },
+    ),
   /** 500 with one of the spec's four prefixes; detail is safe to show (no SQL, no stack). */
   server: (message: string) => new HttpProblem(500, [{ message }]),
 

@@ -202,6 +202,7 @@ function operation(resource: BatchResource): OpenApiObject {
         },
       },
       '401': responseRef('Unauthorized'),
+      '429': responseRef('TooManyRequests'),
       '413': bodyTooLargeResponse(resource.bodyLimit),
       '415': responseRef('UnsupportedMediaType'),
       '500': responseRef('ServerError'),

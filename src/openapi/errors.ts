@@ -126,6 +126,22 @@ export const errorResponses: Record<string, OpenApiObject> = {
       }),
     ),
   },
+  TooManyRequests: {
+    description:
+      'More requests for this subscription key in the current minute than RATE_LIMIT_PER_MINUTE allows ' +
+      '(shared by every instance on one PostgreSQL). Every /api and /v1 answer carries the RateLimit fields.',
+    headers: {
+      'Retry-After': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+      'RateLimit-Limit': { description: 'Requests allowed per window', schema: { type: 'integer' } },
+      'RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' } },
+      'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+    },
+    content: problemContent(
+      problemExamples({
+        limited: { summary: 'Over the limit', problem: problems.tooManyRequests(1200, 60, 17, {}) },
+      }),
+    ),
+  },
   UnsupportedMediaType: {
     description: 'The body is not sent as Content-Type: application/json.',
     content: problemContent(

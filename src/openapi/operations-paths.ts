@@ -1,3 +1,4 @@
+import { VERSION } from '../version.js';
 import type { OpenApiObject } from './json-schema.js';
 import { noSecurity } from './security.js';
 
@@ -20,7 +21,21 @@ export const operationsPaths: Record<string, OpenApiObject> = {
       operationId: 'health',
       summary: 'The process is up',
       security: noSecurity,
-      responses: { '200': { description: 'Up.', content: status('ok') } },
+      responses: {
+        '200': {
+          description: 'Up, with the version of the running service.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['status', 'version'],
+                properties: { status: { const: 'ok' }, version: { type: 'string' } },
+              },
+              example: { status: 'ok', version: VERSION },
+            },
+          },
+        },
+      },
     },
   },
   '/ready': {

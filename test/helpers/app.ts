@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 
@@ -23,9 +23,12 @@ export const testAuthConfig = { tokenSecret: undefined, tokenTtlSeconds: 3600 } 
  * The app as one tenant sees it: a fresh tenant with real credentials (made by the function the
  * command line uses), a real token from POST /token, and both headers on every request.
  */
-export async function appForNewTenant(db: Database): Promise<TenantApp> {
+export async function appForNewTenant(
+  db: Database,
+  config: Partial<AppOptions['config']> = {},
+): Promise<TenantApp> {
   const tenant = await createTenant(db, `test-${randomUUID()}`);
-  const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
+  const app = await buildApp({ db, config: { ...testAuthConfig, ...config }, logLevel: 'silent' });
   after(() => app.close());
   const token = await app.inject({
     method: 'POST',

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { HttpProblem } from './problems.js';
+
+/**
+ * Shutdown without waiting on idle clients (issue 5 item 4). fastify.close() stops accepting, reaps
+ * the keep-alive connections idle at that moment, and waits for the rest: a connection whose request
+ * was in flight would then stay open after its answer until the client or the keep-alive timeout
+ * (72 s) ends it, and the process would not exit. So once closing, every answer, including the
+ * in-flight ones, carries `Connection: close`; and a request that still arrives on an open
+ * connection gets a 503 in the spec's error shape rather than Fastify's own body.
+ * The app is built with return503OnClosing: false, so that this hook answers instead.
+ */
+export function installGracefulClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new HttpProblem(503, [{ message: 'The service is shutting down; retry the request' }]);
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+}

@@ -1,0 +1,195 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { BatchCounts } from '../batch/write-batch.js';
+import type { Database } from '../db/database.js';
+import { VERSION } from '../version.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics: its own registry (tests build many apps), and the metrics listener's URL. */
+    metrics: AppMetrics;
+  }
+}
+
+/** What the batch route reports after a batch is written. */
+export interface BatchMetrics {
+  batchWritten(resource: string, items: number, counts: BatchCounts): void;
+}
+
+/** Where the metrics listener is opened: a port of its own, never the API's. */
+export interface MetricsListen {
+  port: number;
+  host: string;
+}
+
+/** The label of requests that matched no route: the raw URL would make one series per URL. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const BATCH_SIZE_BUCKETS = [1, 10, 100, 500, 1000, 2500, 5000, 7500, 10000];
+
+/**
+ * The Prometheus metrics of one app instance, in a registry of its own: request counts and latencies by
+ * route pattern, method and status; batch sizes and rows created/updated/ignored by resource; database
+ * pool usage, read when scraped.
+ */
+export class AppMetrics implements BatchMetrics {
+  readonly registry = new Registry();
+  /** The metrics listener's URL (http://host:port/metrics) once it listens; undefined when there is none. */
+  url: string | undefined;
+
+  private readonly requests = new Counter({
+    name: 'sfa_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status code',
+    labelNames: ['route', 'method', 'status_code'] as const,
+    registers: [this.registry],
+  });
+  private readonly durations = new Histogram({
+    name: 'sfa_http_request_duration_seconds',
+    help: 'Time from receiving a request to having sent its answer, by route pattern, method and status code',
+    labelNames: ['route', 'method', 'status_code'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly batchItems = new Histogram({
+    name: 'sfa_batch_items',
+    help: 'Items in each batch written, by resource',
+    labelNames: ['resource'] as const,
+    buckets: BATCH_SIZE_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly batchRows = new Counter({
+    name: 'sfa_batch_rows_total',
+    help: 'Rows of written batches by resource and outcome (created, updated, ignored)',
+    labelNames: ['resource', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(db: Database) {
+    new Gauge({
+      name: 'sfa_build_info',
+      help: 'The running version (value always 1)',
+      labelNames: ['version'] as const,
+      registers: [this.registry],
+    }).set({ version: VERSION }, 1);
+    new Gauge({
+      name: 'sfa_db_info',
+      help: 'The database backend: postgres (pg pool) or pglite (embedded, one connection) (value always 1)',
+      labelNames: ['backend'] as const,
+      registers: [this.registry],
+    }).set({ backend: db.kind }, 1);
+    // PGlite has no pool: one in-process connection, always open; idle and waiting are not known there.
+    const stats = db.poolStats?.bind(db) ?? (() => undefined);
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('sfa_db_pool_max_connections', 'Connections the pool may open (DB_POOL_SIZE; 1 on PGlite)', () => {
+      return stats()?.max ?? 1;
+    });
+    gauge('sfa_db_pool_connections', 'Connections open, idle or in use', () => stats()?.total ?? 1);
+    if (db.poolStats) {
+      gauge('sfa_db_pool_idle_connections', 'Open connections not in use', () => stats()!.idle);
+      gauge(
+        'sfa_db_pool_waiting_clients',
+        'Queries and transactions waiting for a connection',
+        () => stats()!.waiting,
+      );
+    }
+  }
+
+  requestAnswered(route: string, method: string, statusCode: number, seconds: number): void {
+    const labels = { route, method, status_code: String(statusCode) };
+    this.requests.inc(labels);
+    this.durations.observe(labels, seconds);
+  }
+
+  batchWritten(resource: string, items: number, counts: BatchCounts): void {
+    this.batchItems.observe({ resource }, items);
+    this.batchRows.inc({ resource, outcome: 'created' }, counts.created);
+    this.batchRows.inc({ resource, outcome: 'updated' }, counts.updated);
+    this.batchRows.inc({ resource, outcome: 'ignored' }, counts.ignored);
+  }
+}
+
+/** Opens GET /metrics on a listener of its own; close() stops it and drops open scrape connections. */
+export async function serveMetrics(
+  metrics: AppMetrics,
+  listen: MetricsListen,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: GET /metrics\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => {
+        response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
+      },
+      () => {
+        response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Gives the app its metrics (app.metrics) and counts every answer by its route pattern
+ * (request.routeOptions.url, never the raw URL). With metricsPort, the metrics listener opens with the
+ * app (on ready) and closes with it; its registry then also gets Node.js process metrics (memory, CPU,
+ * event loop).
+ */
+export function installMetrics(
+  app: FastifyInstance,
+  db: Database,
+  config: { metricsPort?: number | undefined; metricsHost?: string | undefined },
+): AppMetrics {
+  const metrics = new AppMetrics(db);
+  app.decorate('metrics', metrics);
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.requestAnswered(
+      request.routeOptions.url ?? UNMATCHED_ROUTE,
+      request.method,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+  });
+  if (config.metricsPort === undefined) return metrics;
+  const listen = { port: config.metricsPort, host: config.metricsHost ?? '127.0.0.1' };
+  let server: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  app.addHook('onReady', async () => {
+    collectDefaultMetrics({ register: metrics.registry });
+    server = await serveMetrics(metrics, listen);
+    metrics.url = server.url;
+    app.log.info({ url: server.url }, 'metrics listening');
+  });
+  app.addHook('onClose', async () => {
+    await server?.close();
+  });
+  return metrics;
+}

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type pg from 'pg';
+import {
+  adminClient,
+  call,
+  type faultDatabase as FaultDatabase,
+  faultDatabase,
+  requireDatabaseUrl,
+  sleep,
+  startServerProcess,
+  tenantOn,
+  waitForStatement,
+  waitIdle,
+  within,
+} from '../helpers/faults-server.js';
+import { customer } from '../helpers/read-data.js';
+
+/*
+ * Issue 5 item 4: on SIGTERM the service stops accepting, finishes the requests in flight, closes the
+ * pool and exits 0. A 10,000-item upsert in flight when the signal comes completes (201, all rows new)
+ * or, if it had not started, is refused: never half-written.
+ */
+
+const serverUrl = requireDatabaseUrl();
+const N = 10_000;
+type Db = Awaited<ReturnType<typeof FaultDatabase>>;
+
+const batch = (version: string) =>
+  JSON.stringify(Array.from({ length: N }, (_, i) => customer(`C${i}`, { name: `${version} ${i}` })));
+
+async function versions(db: Db['db'], tenantId: number): Promise<string> {
+  const rows = await db.query<{ v: string; n: number }>(
+    `SELECT split_part(name, ' ', 1) AS v, count(*)::int AS n FROM customers WHERE tenant_id = $1 GROUP BY 1`,
+    [tenantId],
+  );
+  if (rows.length === 1 && rows[0]!.n === N) return rows[0]!.v;
+  return `broken: ${JSON.stringify(rows)}`;
+}
+
+const outcomes: Record<string, number> = {};
+after(() => console.log(`# shutdown: ${JSON.stringify(outcomes)}`));
+
+describe('graceful shutdown', () => {
+  let database: Db;
+  let admin: pg.Client;
+  before(async () => {
+    database = await faultDatabase(serverUrl);
+    admin = await adminClient(serverUrl);
+  });
+  after(async () => {
+    await admin?.end();
+    await database?.drop();
+  });
+
+  test('SIGTERM with a 10,000-item batch in flight: it completes or is refused whole; exit code 0', async () => {
+    for (let round = 0; round < 6; round++) {
+      const server = await startServerProcess(database.url);
+      after(() => server.kill());
+      const tenant = await tenantOn(database.db, server.url);
+      assert.equal((await tenant.post(server.url, '/api/customers/batch-create', batch('old'))).status, 201);
+      const sent = tenant.post(server.url, '/api/customers/batch-create', batch('new'));
+      if (round % 2 === 0) {
+        assert.ok(await waitForStatement(admin, database.name, 'WITH written', 20_000), 'statement seen');
+        await sleep(Math.random() * 100);
+      } else {
+        await sleep(Math.random() * 150);
+      }
+      const signalled = Date.now();
+      server.child.kill('SIGTERM');
+      // Once the signal is handled (logged), no new request is served: refused connection or 503.
+      const handled = Date.now();
+      while (!server.logs().includes('"msg":"shutting down"') && Date.now() - handled < 10_000)
+        await sleep(5);
+      const late = await call(`${server.url}/v1/customers`, { headers: tenant.headers, timeoutMs: 10_000 });
+      const answer = await sent;
+      const exit = await within(server.exited, 30_000);
+      assert.ok(exit, `exited within 30 s of SIGTERM:\n${server.logs().slice(-2000)}`);
+      assert.deepEqual(exit, { code: 0, signal: null }, server.logs().slice(-2000));
+      await waitIdle(admin, database.name, 10_000);
+      const state = await versions(database.db, tenant.tenantId);
+      const key = `${answer.status} ${state} (new request: ${late.status})`;
+      outcomes[key] = (outcomes[key] ?? 0) + 1;
+
+      assert.ok([0, 503].includes(late.status), `a request after SIGTERM is not served: ${late.status}`);
+      if (late.status === 503) {
+        assert.deepEqual(late.body, {
+          statusCode: 503,
+          errors: [{ message: 'The service is shutting down; retry the request' }],
+        });
+      }
+      assert.ok(!state.startsWith('broken'), state);
+      if (answer.status === 201) assert.equal(state, 'new', 'acknowledged, so all of it');
+      else {
+        assert.ok([0, 503].includes(answer.status), `${answer.status} ${answer.text}`);
+        assert.equal(state, 'old', 'not acknowledged and not written');
+      }
+      if (round % 2 === 0) assert.equal(answer.status, 201, 'a batch already writing is finished');
+      assert.match(server.logs(), /"msg":"shutting down"/);
+      assert.ok(Date.now() - signalled < 30_000);
+    }
+  });
+
+  test('SIGTERM with idle keep-alive connections and no request: exit 0 at once', async () => {
+    const server = await startServerProcess(database.url);
+    after(() => server.kill());
+    const tenant = await tenantOn(database.db, server.url);
+    for (let n = 0; n < 5; n++) assert.equal((await tenant.get(server.url, '/v1/customers')).status, 200);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    assert.deepEqual(await server.exited, { code: 0, signal: null });
+    assert.ok(Date.now() - signalled < 5_000, `exited in ${Date.now() - signalled} ms`);
+  });
+});

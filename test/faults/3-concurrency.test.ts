@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type faultDatabase as FaultDatabase,
+  faultDatabase,
+  requireDatabaseUrl,
+  startServerProcess,
+  tenantOn,
+} from '../helpers/faults-server.js';
+import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
+
+/*
+ * Issue 5 item 3: many clients upserting overlapping keys in random order, mixed with deliveries,
+ * acknowledgements and reads, for a bounded time against the built server on PostgreSQL: zero 5xx,
+ * zero deadlock or serialization errors reaching a client or the log, and the final tables equal to
+ * a model of what was acknowledged with 201 (see test/helpers/faults-workload.ts).
+ */
+
+const serverUrl = requireDatabaseUrl();
+const DURATION_MS = 15_000;
+const CLIENTS = 12;
+
+describe('concurrency on one server', () => {
+  let database: Awaited<ReturnType<typeof FaultDatabase>>;
+  before(async () => {
+    database = await faultDatabase(serverUrl);
+  });
+  after(() => database?.drop());
+
+  test(`${CLIENTS} clients for ${DURATION_MS / 1000} s: no 5xx, no deadlock, tables equal the model`, async () => {
+    const server = await startServerProcess(database.url, { DB_POOL_SIZE: '6' });
+    after(() => server.kill());
+    const tenant = await tenantOn(database.db, server.url);
+    await seedWorkloadProducts(server.url, tenant);
+    const result = await runWorkload([server.url], tenant, { clients: CLIENTS, durationMs: DURATION_MS });
+    const { problems, checked } = await compareWithModel(database.db, tenant.tenantId, result);
+    console.log(
+      `# concurrency: ${result.requests} requests ${JSON.stringify(result.byStatus)}, ${checked} keys checked, ` +
+        `${result.acknowledged.size} deliveries acknowledged`,
+    );
+    assert.deepEqual(result.failures, [], 'every request answered 200/201');
+    assert.deepEqual(problems, [], 'the tables equal the model');
+    assert.ok(result.requests > 200, `enough requests: ${result.requests}`);
+    assert.ok(server.alive());
+    const errors = server
+      .logs()
+      .split('\n')
+      .filter(
+        (line) =>
+          /"level":(50|60)/.test(line) || /deadlock|"code":"40(P01|001)"|SQLSTATE 40(P01|001)/.test(line),
+      );
+    assert.deepEqual(errors, [], 'no error and no deadlock in the log');
+    for (const secret of tenant.secrets) assert.ok(!server.logs().includes(secret), 'no secret in the log');
+    // The list totals kept by triggers agree with the rows after all of it.
+    const customers = await tenant.get(server.url, '/v1/customers?limit=1');
+    assert.equal(customers.body.meta.totalItems, result.createdCounts.customers);
+    const pending = await tenant.get(server.url, '/v1/deliveries/pending?limit=1');
+    assert.equal(pending.body.meta.totalItems, result.createdCounts.deliveries - result.acknowledged.size);
+  });
+});

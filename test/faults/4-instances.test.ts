@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import {
+  type faultDatabase as FaultDatabase,
+  faultDatabase,
+  requireDatabaseUrl,
+  startServerProcess,
+  tenantOn,
+} from '../helpers/faults-server.js';
+import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
+
+/*
+ * Issue 5 item 8: two instances of the built server start at the same moment on one empty PostgreSQL
+ * database (both migrate it: the advisory lock lets one apply each migration once), then serve the
+ * concurrent workload of item 3 together, with the shared rate limit counting every request on one
+ * row per key: the same guarantees as on one instance.
+ */
+
+const serverUrl = requireDatabaseUrl();
+const DURATION_MS = 12_000;
+const CLIENTS = 12;
+const MIGRATIONS = readdirSync(new URL('../../src/db/migrations/', import.meta.url)).filter((f) =>
+  f.endsWith('.sql'),
+);
+
+describe('two instances on one PostgreSQL', () => {
+  let database: Awaited<ReturnType<typeof FaultDatabase>>;
+  before(async () => {
+    database = await faultDatabase(serverUrl, false);
+  });
+  after(() => database?.drop());
+
+  test('started together on an empty database: each migration applied once, both serve', async () => {
+    // A generous limit: every request goes through the shared counter, none is refused.
+    const env = { DB_POOL_SIZE: '5', RATE_LIMIT_PER_MINUTE: '1000000' };
+    const [one, two] = await Promise.all([
+      startServerProcess(database.url, env),
+      startServerProcess(database.url, env),
+    ]);
+    after(() => one.kill());
+    after(() => two.kill());
+    const applied = await database.db.query<{ name: string; n: number }>(
+      'SELECT name, count(*)::int AS n FROM schema_migrations GROUP BY name ORDER BY name',
+    );
+    assert.deepEqual(
+      applied.map((r) => r.name),
+      [...MIGRATIONS].sort(),
+    );
+    assert.ok(applied.every((r) => r.n === 1));
+
+    const tenant = await tenantOn(database.db, one.url);
+    await seedWorkloadProducts(two.url, tenant);
+    const result = await runWorkload([one.url, two.url], tenant, {
+      clients: CLIENTS,
+      durationMs: DURATION_MS,
+    });
+    const { problems, checked } = await compareWithModel(database.db, tenant.tenantId, result);
+    console.log(
+      `# instances: ${result.requests} requests ${JSON.stringify(result.byStatus)}, ${checked} keys checked, ` +
+        `${result.acknowledged.size} deliveries acknowledged`,
+    );
+    assert.deepEqual(result.failures, [], 'every request answered 200/201');
+    assert.deepEqual(problems, [], 'the tables equal the model');
+    assert.ok(result.requests > 200, `enough requests: ${result.requests}`);
+    for (const server of [one, two]) {
+      assert.ok(server.alive());
+      const errors = server
+        .logs()
+        .split('\n')
+        .filter(
+          (line) =>
+            /"level":(50|60)/.test(line) || /deadlock|"code":"40(P01|001)"|SQLSTATE 40(P01|001)/.test(line),
+        );
+      assert.deepEqual(errors, [], 'no error and no deadlock in the log');
+      for (const secret of tenant.secrets) assert.ok(!server.logs().includes(secret), 'no secret in the log');
+    }
+    // The shared counter saw every authenticated request of the key, through both instances
+    // (+1: the seeding of products; the window may have turned during the run, so at most).
+    const [counted] = await database.db.query<{ hits: number }>(
+      'SELECT coalesce(sum(hits), 0)::int AS hits FROM rate_limits WHERE key_id = $1',
+      [tenant.tenant.keyId],
+    );
+    assert.ok(counted!.hits > 0 && counted!.hits <= result.requests + 1, `counted ${counted!.hits}`);
+  });
+});
