@@ -11,7 +11,7 @@ export function onCleanup(label: string, run: () => Promise<void> | void): void 
   if (interrupted) void cleanupAll();
 }
 
-export async function cleanupAll(): Promise<void> {
+async function drain(): Promise<void> {
   for (let action = actions.pop(); action; action = actions.pop()) {
     try {
       await action.run();
@@ -19,6 +19,18 @@ export async function cleanupAll(): Promise<void> {
       console.error(`cleanup "${action.label}" failed: ${(error as Error).message}`);
     }
   }
+}
+
+let draining: Promise<void> = Promise.resolve();
+
+/**
+ * Runs every registered undo action, newest first. Calls made while a cleanup runs (a signal, and the
+ * failure it causes in the main flow) wait for it and then undo what is left, so a database is never
+ * dropped while the server using it is still being stopped.
+ */
+export function cleanupAll(): Promise<void> {
+  draining = draining.then(drain);
+  return draining;
 }
 
 for (const [signal, code] of [
@@ -32,3 +44,11 @@ for (const [signal, code] of [
     void cleanupAll().finally(() => process.exit(code));
   });
 }
+
+// Whatever escapes (an error event nobody handles): still stop servers and drop databases.
+process.on('uncaughtException', (error) => {
+  console.error(error);
+  if (interrupted) return;
+  interrupted = true;
+  void cleanupAll().finally(() => process.exit(1));
+});

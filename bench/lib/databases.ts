@@ -21,15 +21,27 @@ export async function createPgDatabase(): Promise<string> {
   return url.toString();
 }
 
+/**
+ * A statement on the maintenance database. Retried for half a minute while the server is unreachable
+ * or restarting (others on this machine restart it), so a drop at cleanup is not lost.
+ */
 async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await postgresCommand(PG_ADMIN_URL, sql);
+      return;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const transient = code === undefined || code === '57P01' || code === '57P03' || code === 'ECONNREFUSED';
+      if (!transient || attempt >= 15) throw error;
+      await new Promise((done) => setTimeout(done, 2_000));
+    }
   }
 }
+
+/** Lost connections (a restarted server) must fail the query in flight, not end the process. */
+const ignoreIdleError = (client: { on(event: 'error', listener: (error: Error) => void): unknown }) =>
+  client.on('error', (error) => console.error(`  (connection lost: ${error.message})`));
 
 /** A fresh temp dir, removed at cleanup. */
 export function tempDir(prefix: string): string {
@@ -46,6 +58,7 @@ export interface RawClient {
 
 export async function rawPostgres(url: string): Promise<RawClient> {
   const client = new pg.Client({ connectionString: url, application_name: 'sfa-bench-raw' });
+  ignoreIdleError(client);
   await client.connect();
   let closed = false;
   const close = async () => {
@@ -125,4 +138,56 @@ export async function insertRawProducts(
      FROM unnest($2::text[]) AS c`,
     [tenant, codes],
   );
+}
+
+/** A pg pool of `size` connections (the raw side of a concurrent benchmark), same driver as the service. */
+export async function rawPostgresPool(url: string, size: number): Promise<RawClient> {
+  const pool = new pg.Pool({ connectionString: url, max: size, application_name: 'sfa-bench-raw' });
+  ignoreIdleError(pool);
+  // Open every connection before any clock starts.
+  const clients = await Promise.all(Array.from({ length: size }, () => pool.connect()));
+  for (const client of clients) client.release();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await pool.end();
+  };
+  onCleanup('close raw pg pool', close);
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await pool.query(sql, params as unknown[] | undefined)).rows as Row[];
+    },
+    close,
+  };
+}
+
+/** An in-process PGlite on an existing data directory (no migrations run). */
+export async function rawPgliteAt(dir: string): Promise<RawClient> {
+  const db = await PGlite.create(dir);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await db.close();
+  };
+  onCleanup(`close PGlite ${dir}`, close);
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      return (await db.query<Row>(sql, params as unknown[] | undefined)).rows;
+    },
+    close,
+  };
+}
+
+/** Runs a maintenance statement (VACUUM) on a database URL with a connection of its own. */
+export async function postgresCommand(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  ignoreIdleError(client);
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }

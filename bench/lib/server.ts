@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { onCleanup } from './cleanup.js';
@@ -24,6 +25,8 @@ export async function freePort(): Promise<number> {
 
 export interface ChildServer {
   readonly baseUrl: string;
+  /** The server's process (node itself, not a shell), for reading /proc/<pid>/status. */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -65,7 +68,7 @@ export async function startServer(
 
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitReady(child, baseUrl, () => tail);
-  return { baseUrl, stop };
+  return { baseUrl, pid: child.pid!, stop };
 }
 
 async function waitReady(child: ChildProcess, baseUrl: string, tail: () => string): Promise<void> {
@@ -84,4 +87,39 @@ async function waitReady(child: ChildProcess, baseUrl: string, tail: () => strin
     await new Promise((done) => setTimeout(done, 100));
   }
   throw new Error(`server not ready after ${READY_TIMEOUT_MS} ms:\n${tail()}`);
+}
+
+/**
+ * The environment a benchmark server (and its command line) runs with: the caller's environment
+ * without DATABASE_URL/DATA_DIR (the caller sets one), LOG_LEVEL=warn, and the rate limit per
+ * subscription key high enough never to refuse a benchmark request while still doing its work per
+ * request (BENCH_RATE_LIMIT, default 1,000,000 a minute; 0 turns the limiter off).
+ */
+export function serverEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  env.RATE_LIMIT_PER_MINUTE = process.env.BENCH_RATE_LIMIT ?? '1000000';
+  return env;
+}
+
+/** VmRSS and VmHWM (peak RSS) of a process, in kB, from /proc/<pid>/status. */
+export function memoryOf(pid: number): { rssKb: number; peakKb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(match[1]);
+  };
+  return { rssKb: field('VmRSS'), peakKb: field('VmHWM') };
+}
+
+/** Resets VmHWM to the current RSS (Linux: "5" to /proc/<pid>/clear_refs). False if not allowed. */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }

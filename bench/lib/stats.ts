@@ -1,17 +1,34 @@
 export function median(samples: readonly number[]): number {
-  if (samples.length === 0) throw new Error('no samples');
-  const sorted = [...samples].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return percentile(samples, 50);
 }
 
-/** A plain-text table, numbers right-aligned. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/** Nearest-rank percentile (p in 0..100) of the samples. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) throw new Error('no samples');
+  const sorted = [...samples].sort((a, b) => a - b);
+  if (p === 50) {
+    const middle = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  }
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(rank, 1)) - 1]!;
+}
+
+/** A plain-text table; columns from the third on are right-aligned unless leftColumns says more. */
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  leftColumns = 2,
+): string {
   const widths = header.map((title, at) => Math.max(title.length, ...rows.map((row) => row[at]!.length)));
   const line = (cells: readonly string[]) =>
-    cells.map((cell, at) => (at < 2 ? cell.padEnd(widths[at]!) : cell.padStart(widths[at]!))).join('  ');
+    cells
+      .map((cell, at) => (at < leftColumns ? cell.padEnd(widths[at]!) : cell.padStart(widths[at]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 export const ms = (value: number) => value.toFixed(1);
 export const ratio = (value: number) => `${value.toFixed(2)}x`;
+export const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;

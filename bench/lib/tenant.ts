@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 export interface ServiceTenant {
   /** Name in the tenants table, for checking the written rows with SQL. */
   readonly name: string;
-  /** Headers every batch request carries (besides Content-Type). */
+  /** Headers every request carries (besides Content-Type). */
   readonly headers: Readonly<Record<string, string>>;
 }
 
@@ -23,7 +23,8 @@ export interface ServiceContext {
   start(): Promise<string>;
 }
 
-interface CreatedTenant {
+/** What `tenant create --json` prints (extensions.md 1). */
+export interface CreatedTenant {
   tenant: string;
   subscriptionKey: string;
   clientId: string;
@@ -33,25 +34,25 @@ interface CreatedTenant {
 const run = promisify(execFile);
 
 /**
- * Starts the server and returns the tenant the benchmark writes as, with its request headers.
- *
- * With credentials: `tenant create --name bench-<random> --json` before start() (an embedded DATA_DIR
- * is used by one process at a time), then POST /token, then Subscription-Key + Bearer on every request.
+ * `sfa-backoffice tenant create --name <prefix>-<random> --json`: run before the server starts (an
+ * embedded DATA_DIR is used by one process at a time).
  */
-export async function serviceTenant(context: ServiceContext): Promise<ServiceTenant> {
-  const name = `bench-${randomBytes(4).toString('hex')}`;
-  const { stdout } = await run(
-    process.execPath,
-    [context.cli, 'tenant', 'create', '--name', name, '--json'],
-    {
-      env: context.env,
-      timeout: 60_000,
-    },
-  );
-  // The command prints exactly one JSON object (extensions.md 1).
-  const created = JSON.parse(stdout) as CreatedTenant;
+export async function createTenant(
+  env: NodeJS.ProcessEnv,
+  cli: string,
+  prefix = 'bench',
+): Promise<CreatedTenant> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const { stdout } = await run(process.execPath, [cli, 'tenant', 'create', '--name', name, '--json'], {
+    env,
+    timeout: 60_000,
+  });
+  // The command prints exactly one JSON object.
+  return JSON.parse(stdout) as CreatedTenant;
+}
 
-  const baseUrl = await context.start();
+/** POST /token with the tenant's client, then Subscription-Key + Bearer on every request. */
+export async function signIn(baseUrl: string, created: CreatedTenant): Promise<ServiceTenant> {
   const response = await fetch(`${baseUrl}/token`, {
     method: 'POST',
     headers: { 'subscription-key': created.subscriptionKey },
@@ -69,4 +70,11 @@ export async function serviceTenant(context: ServiceContext): Promise<ServiceTen
     name: created.tenant,
     headers: { 'subscription-key': created.subscriptionKey, authorization: `Bearer ${body.access_token}` },
   };
+}
+
+/** Creates a tenant, starts the server, signs in: the tenant the benchmark writes as, with its headers. */
+export async function serviceTenant(context: ServiceContext): Promise<ServiceTenant> {
+  const created = await createTenant(context.env, context.cli);
+  const baseUrl = await context.start();
+  return signIn(baseUrl, created);
 }

@@ -75,8 +75,17 @@ export interface Expected {
 export const expectStocks: Expected = { created: BATCH_ITEMS, updated: 0 };
 export const expectPrices: Expected = { created: BATCH_ITEMS / 2, updated: BATCH_ITEMS / 2 };
 
+/** Rows a workload leaves in a tenant after `rounds` rounds (warm-up included), checked with SQL. */
+export interface RowCheck {
+  /** Condition on the workload's table besides the tenant. */
+  where: string;
+  rows: number;
+  /** Rows with updated_at set (prices) or 0 where the table has none. */
+  updated: number;
+}
+
 export interface Workload {
-  readonly name: 'stocks' | 'prices';
+  readonly name: 'stocks' | 'stocks-existing' | 'prices';
   readonly label: string;
   readonly resource: BatchResource;
   /** Items of round r (r >= 1); round 1 is the warm-up. */
@@ -84,6 +93,17 @@ export interface Workload {
   /** Untimed rows written before round 1, if the workload needs existing keys. */
   seed?(): Record<string, unknown>[];
   readonly expected: Expected;
+  check(rounds: number): RowCheck;
+}
+
+/** The 10,000 keys of location EXISTING, with a quantity that changes every round. */
+function existingStockItems(round: number): Record<string, unknown>[] {
+  return Array.from({ length: BATCH_ITEMS }, (_, at) => ({
+    product_code: productCode(at),
+    location: 'EXISTING',
+    quantity: (((at * 53) % 100_000) + round * 100) / 100,
+    factor_description: 'UND',
+  }));
 }
 
 export const workloads: readonly Workload[] = [
@@ -93,6 +113,17 @@ export const workloads: readonly Workload[] = [
     resource: stocks,
     items: stockItems,
     expected: expectStocks,
+    check: (rounds) => ({ where: "location LIKE 'W%'", rows: BATCH_ITEMS * rounds, updated: 0 }),
+  },
+  {
+    // Stocks are insert-if-absent: every item of these rounds is ignored (created 0).
+    name: 'stocks-existing',
+    label: 'stocks 10k, all keys existing',
+    resource: stocks,
+    items: existingStockItems,
+    seed: () => existingStockItems(0),
+    expected: { created: 0, updated: 0 },
+    check: () => ({ where: "location = 'EXISTING'", rows: BATCH_ITEMS, updated: 0 }),
   },
   {
     name: 'prices',
@@ -101,6 +132,11 @@ export const workloads: readonly Workload[] = [
     items: priceItems,
     seed: priceSeedItems,
     expected: expectPrices,
+    check: (rounds) => ({
+      where: 'true',
+      rows: (BATCH_ITEMS / 2) * (rounds + 1),
+      updated: (BATCH_ITEMS / 2) * rounds,
+    }),
   },
 ];
 

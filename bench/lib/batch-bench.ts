@@ -1,0 +1,265 @@
+/**
+ * Batch write benchmark: the service end to end over HTTP vs. the same statement sent raw, on
+ * PostgreSQL and on embedded PGlite (bench/batch.ts and bench/run.ts). See bench/README.md.
+ */
+import { products } from '../../src/resources/products.js';
+import {
+  createPgDatabase,
+  createRawTenant,
+  insertRawProducts,
+  type RawClient,
+  rawPglite,
+  rawPostgres,
+  tempDir,
+  tenantId,
+} from './databases.js';
+import { type ChildServer, CLI, serverEnv, startServer } from './server.js';
+import { formatTable, median, ms, ratio } from './stats.js';
+import { type ServiceTenant, serviceTenant } from './tenant.js';
+import {
+  checkCounts,
+  PRODUCT_COUNT,
+  productCode,
+  productItems,
+  rawStatement,
+  type Workload,
+} from './workloads.js';
+
+export type Backend = 'postgres' | 'pglite';
+
+export interface BatchOptions {
+  /** Timed rounds per workload and backend, after one warm-up round. */
+  rounds: number;
+  workloads: readonly Workload[];
+  /** When set, the server runs with --cpu-prof and writes its profile here on exit. */
+  cpuProfDir?: string | undefined;
+}
+
+export interface BatchResult {
+  workload: Workload;
+  backend: Backend;
+  service: number[];
+  raw: number[];
+}
+
+/** The service (a server of the production build and its tenant) and the raw side, ready to write. */
+export interface Sides {
+  backend: Backend;
+  server: ChildServer;
+  /** PostgreSQL: the database both sides write to; PGlite: undefined (the raw side has its own). */
+  url: string | undefined;
+  baseUrl: string;
+  tenant: ServiceTenant;
+  raw: RawClient;
+  rawTenant: number;
+  /** The service tenant's id when the benchmark can read the server's database (PostgreSQL). */
+  serviceTenantId: number | undefined;
+}
+
+interface Posted {
+  status: number;
+  body: Record<string, unknown>;
+  elapsed: number;
+}
+
+/** The request body: JSON text, UTF-8 encoded, prepared before any clock starts. */
+export const encode = (items: readonly unknown[]) => new TextEncoder().encode(JSON.stringify(items));
+
+/** One request; the clock runs from fetch until the whole response body is read. */
+export async function post(sides: Sides, path: string, body: Uint8Array<ArrayBuffer>): Promise<Posted> {
+  const started = performance.now();
+  const response = await fetch(sides.baseUrl + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...sides.tenant.headers },
+    body,
+  });
+  const text = await response.text();
+  const elapsed = performance.now() - started;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    parsed = { text: text.slice(0, 500) };
+  }
+  return { status: response.status, body: parsed, elapsed };
+}
+
+export function expect201(what: string, posted: Posted): void {
+  if (posted.status !== 201) {
+    throw new Error(`${what}: HTTP ${posted.status} ${JSON.stringify(posted.body).slice(0, 500)}`);
+  }
+}
+
+/** Service side of one round: the body is encoded before the clock starts. */
+async function serviceRound(sides: Sides, workload: Workload, items: readonly unknown[]): Promise<number> {
+  const body = encode(items);
+  const posted = await post(sides, workload.resource.path, body);
+  expect201(`service ${workload.name}`, posted);
+  checkCounts(`service ${workload.name}`, workload.expected, posted.body);
+  return posted.elapsed;
+}
+
+/** Raw side of one round: statement and column arrays are built before the clock starts. */
+async function rawRound(sides: Sides, workload: Workload, items: readonly unknown[]): Promise<number> {
+  const { sql, params } = await rawStatement(workload.resource, sides.rawTenant, items);
+  const started = performance.now();
+  const [row] = await sides.raw.query<{ created: number }>(sql, params);
+  const elapsed = performance.now() - started;
+  if (row?.created !== workload.expected.created) {
+    throw new Error(
+      `raw ${workload.name}: expected ${workload.expected.created} created, got ${row?.created}`,
+    );
+  }
+  return elapsed;
+}
+
+export async function loadProducts(sides: Sides): Promise<void> {
+  const posted = await post(sides, products.path, encode(productItems()));
+  expect201('service products', posted);
+  checkCounts('service products', { created: PRODUCT_COUNT, updated: 0 }, posted.body);
+  await insertRawProducts(
+    sides.raw,
+    sides.rawTenant,
+    Array.from({ length: PRODUCT_COUNT }, (_, at) => productCode(at)),
+  );
+}
+
+async function runWorkload(
+  sides: Sides,
+  backend: Backend,
+  workload: Workload,
+  rounds: number,
+): Promise<BatchResult> {
+  if (workload.seed) {
+    const items = workload.seed();
+    const posted = await post(sides, workload.resource.path, encode(items));
+    expect201(`service ${workload.name} seed`, posted);
+    const { sql, params } = await rawStatement(workload.resource, sides.rawTenant, items);
+    await sides.raw.query(sql, params);
+  }
+  const result: BatchResult = { workload, backend, service: [], raw: [] };
+  // Round 1 warms up both sides; the order alternates so neither side always runs on a fresher table.
+  for (let round = 1; round <= rounds + 1; round++) {
+    const items = workload.items(round);
+    let service: number;
+    let raw: number;
+    if (round % 2) {
+      service = await serviceRound(sides, workload, items);
+      raw = await rawRound(sides, workload, items);
+    } else {
+      raw = await rawRound(sides, workload, items);
+      service = await serviceRound(sides, workload, items);
+    }
+    if (round > 1) {
+      result.service.push(service);
+      result.raw.push(raw);
+    }
+  }
+  await verifyRows(sides, workload, rounds + 1);
+  const list = (samples: number[]) => samples.map(ms).join(' ');
+  console.log(
+    `  ${backend} ${workload.name}: service [${list(result.service)}] ms, raw [${list(result.raw)}] ms`,
+  );
+  return result;
+}
+
+/** Both tenants hold what the rounds wrote (the service's only where the benchmark can read it). */
+async function verifyRows(sides: Sides, workload: Workload, rounds: number): Promise<void> {
+  const expected = workload.check(rounds);
+  const table = workload.resource.table;
+  const updated = table === 'prices' ? 'count(updated_at)' : '0';
+  const tenants = [sides.rawTenant, ...(sides.serviceTenantId === undefined ? [] : [sides.serviceTenantId])];
+  for (const tenant of tenants) {
+    const [row] = await sides.raw.query<{ rows: number; updated: number }>(
+      `SELECT count(*)::int AS rows, ${updated}::int AS updated FROM ${table} WHERE tenant_id = $1 AND ${expected.where}`,
+      [tenant],
+    );
+    if (row?.rows !== expected.rows || row.updated !== expected.updated) {
+      throw new Error(
+        `${workload.name} tenant ${tenant}: expected ${JSON.stringify(expected)}, found ${JSON.stringify(row)}`,
+      );
+    }
+  }
+}
+
+/**
+ * A server of the production build on a fresh database (PostgreSQL: a new database; PGlite: a new
+ * DATA_DIR) with a tenant signed in, and the raw side (PostgreSQL: a connection to the same database;
+ * PGlite: an in-process PGlite of its own) with a tenant of its own. The caller runs cleanupAll().
+ */
+export async function prepareSides(backend: Backend, cpuProfDir?: string): Promise<Sides> {
+  const env = serverEnv();
+  let url: string | undefined;
+  if (backend === 'postgres') {
+    url = await createPgDatabase();
+    env.DATABASE_URL = url;
+  } else {
+    env.DATA_DIR = tempDir('sfa-bench-pglite-');
+  }
+  const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  let server: ChildServer | undefined;
+  const tenant = await serviceTenant({
+    env,
+    cli: CLI,
+    async start() {
+      server = await startServer(env, nodeArgs);
+      return server.baseUrl;
+    },
+  });
+  if (!server) throw new Error('serviceTenant did not start the server');
+  const raw = url ? await rawPostgres(url) : await rawPglite();
+  return {
+    backend,
+    server,
+    url,
+    baseUrl: server.baseUrl,
+    tenant,
+    raw,
+    rawTenant: await createRawTenant(raw),
+    serviceTenantId: url ? await tenantId(raw, tenant.name) : undefined,
+  };
+}
+
+/** Every workload on prepared sides whose products are loaded (loadProducts). */
+export async function runBatchWorkloads(sides: Sides, options: BatchOptions): Promise<BatchResult[]> {
+  const results: BatchResult[] = [];
+  for (const workload of options.workloads) {
+    results.push(await runWorkload(sides, sides.backend, workload, options.rounds));
+  }
+  return results;
+}
+
+/**
+ * One backend: a server of the production build on a fresh database, a tenant, 10,000 products on
+ * both sides, then every workload. The caller runs cleanupAll() afterwards.
+ */
+export async function runBatchBackend(backend: Backend, options: BatchOptions): Promise<BatchResult[]> {
+  const sides = await prepareSides(backend, options.cpuProfDir);
+  await loadProducts(sides);
+  return runBatchWorkloads(sides, options);
+}
+
+export const BATCH_HEADER = ['workload', 'backend', 'service median ms', 'raw SQL median ms', 'service/raw'];
+
+export function batchRows(results: readonly BatchResult[]): string[][] {
+  return results.map((r) => {
+    const service = median(r.service);
+    const raw = median(r.raw);
+    return [r.workload.label, r.backend, ms(service), ms(raw), ratio(service / raw)];
+  });
+}
+
+/** The table, then PGlite/PostgreSQL (service medians) for each workload run on both. */
+export function batchReport(results: readonly BatchResult[]): string {
+  const lines = [formatTable(BATCH_HEADER, batchRows(results))];
+  for (const workload of new Set(results.map((r) => r.workload))) {
+    const of = (backend: Backend) => results.find((r) => r.workload === workload && r.backend === backend);
+    const lite = of('pglite');
+    const postgres = of('postgres');
+    if (lite && postgres) {
+      const value = median(lite.service) / median(postgres.service);
+      lines.push(`PGlite/PostgreSQL, service, ${workload.label}: ${ratio(value)}`);
+    }
+  }
+  return lines.join('\n');
+}
