@@ -80,6 +80,22 @@ for (const backend of backends()) {
       assert.deepEqual(paged, ['C', 'B', 'A', 'N2', 'N1']);
     });
 
+    test('past the first page, each delivery still comes with its items and every field', async () => {
+      const tenant = await appForNewTenant(await backend.db());
+      await load(tenant, [
+        delivery('P1', { reported_at: at(2), items: [item(1), item(2)] }),
+        delivery('P2', { reported_at: at(1), items: [item(1, { product_code: 'ONLY' })] }),
+      ]);
+      const second = await tenant.get('/v1/deliveries/pending?limit=1&page=2');
+      assert.deepEqual(codesOf(second.body), ['P2']);
+      assert.deepEqual(Object.keys(second.body.data[0]), DELIVERY_FIELDS);
+      assert.deepEqual(
+        second.body.data[0].items.map((i: any) => i.product_code),
+        ['ONLY'],
+      );
+      assert.equal(second.body.data[0].reported_at, '2026-01-01T12:00:00');
+    });
+
     test('filters client_id, seller_id, reported_from, kept in the links', async () => {
       const tenant = await appForNewTenant(await backend.db());
       await load(tenant, [

@@ -34,13 +34,16 @@ export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps):
     const page = q.page as number;
     const limit = q.limit as number;
     const sql = pageSql({
-      from: 'customers c',
+      table: 'customers',
+      alias: 'c',
+      key: 'code',
+      tenant,
       where: where.join(' AND '),
       select: COLUMNS,
       orderBy: `c.created_at ${direction}, c.code ${direction}`,
       limit: params.add(limit),
-      offset: params.add((page - 1) * limit),
-      counter: unfiltered ? { tenant, name: 'customers' } : undefined,
+      offset: page === 1 ? undefined : params.add((page - 1) * limit),
+      counter: unfiltered ? 'customers' : undefined,
     });
     const { page: _p, limit: _l, ...filters } = q;
     return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });

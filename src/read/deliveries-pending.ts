@@ -49,13 +49,16 @@ export function registerPendingDeliveries(app: FastifyInstance, deps: ReadRouteD
     const page = q.page as number;
     const limit = q.limit as number;
     const sql = pageSql({
-      from: 'deliveries d',
+      table: 'deliveries',
+      alias: 'd',
+      key: 'code',
+      tenant,
       where: where.join(' AND '),
       select: COLUMNS,
       orderBy,
       limit: params.add(limit),
-      offset: params.add((page - 1) * limit),
-      counter: unfiltered ? { tenant, name: 'deliveries_pending' } : undefined,
+      offset: page === 1 ? undefined : params.add((page - 1) * limit),
+      counter: unfiltered ? 'deliveries_pending' : undefined,
     });
     const { page: _p, limit: _l, ...filters } = q;
     return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });
