@@ -3,7 +3,7 @@ import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
-import { createTenant } from '../../src/tenants/tenants.js';
+import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 
 export interface TenantApp {
   app: FastifyInstance;
@@ -19,6 +19,22 @@ export interface TenantApp {
 /** Token settings of test apps: the signing secret is generated and kept in the test database. */
 export const testAuthConfig = { tokenSecret: undefined, tokenTtlSeconds: 3600 } as const;
 
+/** An access token for the tenant's API client, through POST /token as an integrator gets one. */
+export async function tokenFor(app: FastifyInstance, tenant: NewTenant): Promise<string> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret,
+    }).toString(),
+  });
+  if (response.statusCode !== 200) throw new Error(`POST /token: ${response.statusCode} ${response.body}`);
+  return response.json().access_token;
+}
+
 /**
  * The app as one tenant sees it: a fresh tenant with real credentials (made by the function the
  * command line uses), a real token from POST /token, and both headers on every request.
@@ -30,20 +46,9 @@ export async function appForNewTenant(
   const tenant = await createTenant(db, `test-${randomUUID()}`);
   const app = await buildApp({ db, config: { ...testAuthConfig, ...config }, logLevel: 'silent' });
   after(() => app.close());
-  const token = await app.inject({
-    method: 'POST',
-    url: '/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: tenant.clientId,
-      client_secret: tenant.clientSecret,
-    }).toString(),
-  });
-  if (token.statusCode !== 200) throw new Error(`POST /token failed: ${token.statusCode} ${token.body}`);
   const credentials = {
     'subscription-key': tenant.subscriptionKey,
-    authorization: `Bearer ${token.json().access_token}`,
+    authorization: `Bearer ${await tokenFor(app, tenant)}`,
   };
   return {
     app,

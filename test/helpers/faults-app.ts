@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
-import { testAuthConfig } from './app.js';
+import { testAuthConfig, tokenFor } from './app.js';
 
 /**
  * A tenant with real credentials and a token, on an app whose life the caller owns (close()): for
@@ -17,21 +17,6 @@ export interface OwnedTenantApp {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
-}
-
-export async function tokenFor(app: FastifyInstance, tenant: NewTenant): Promise<string> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: tenant.clientId,
-      client_secret: tenant.clientSecret,
-    }).toString(),
-  });
-  if (response.statusCode !== 200) throw new Error(`POST /token: ${response.statusCode} ${response.body}`);
-  return response.json().access_token;
 }
 
 /** A new tenant on an app of its own (options beyond db and the test token settings may be given). */
