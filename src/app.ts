@@ -33,7 +33,23 @@ export interface AppOptions {
   logLevel?: string;
   /** Where the log lines go instead of stdout (tests that read the log). */
   logStream?: DestinationStream;
+  /** Slow-client limits; the defaults suit production, tests shorten them. */
+  timeouts?: Partial<ClientTimeouts>;
 }
+
+/**
+ * A client that sends its headers or body too slowly (slowloris) holds a socket: past headersMs for
+ * the headers or requestMs for the whole request, Node answers 408 and closes the connection. Node
+ * looks for such connections every checkEveryMs (its own default, 30 s, would let one live that much
+ * longer).
+ */
+export interface ClientTimeouts {
+  headersMs: number;
+  requestMs: number;
+  checkEveryMs: number;
+}
+
+const DEFAULT_TIMEOUTS: ClientTimeouts = { headersMs: 60_000, requestMs: 120_000, checkEveryMs: 5_000 };
 
 /** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest the service. */
 function trustedProxies(
@@ -44,6 +60,7 @@ function trustedProxies(
 
 /** The whole HTTP service as a Fastify instance; tests call inject() on it without listening. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: loggerOptions(options.logLevel ?? 'info', options.logStream),
     // X-Request-Id honoured when well formed, else a UUID; echoed by the onSend hook below.
@@ -51,7 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: requestId,
     logController: new RequestLogController(),
     // Slow clients must not hold sockets forever (slowloris).
-    requestTimeout: 120_000,
+    requestTimeout: timeouts.requestMs,
+    http: { headersTimeout: timeouts.headersMs, connectionsCheckingInterval: timeouts.checkEveryMs },
     connectionTimeout: 0,
     // installGracefulClose answers 503 while closing, in the spec's error shape.
     return503OnClosing: false,

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import type { Database } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPglite } from '../src/db/pglite.js';
+import { testAuthConfig } from './helpers/app.js';
+
+/** Opens a raw connection and resolves with what the server sent when it closed it, and when. */
+function slowClient(port: number, send: (socket: Socket) => void): Promise<{ answer: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    let answer = '';
+    const socket = connect(port, '127.0.0.1', () => send(socket));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ answer, ms: Date.now() - started }));
+  });
+}
+
+/** Writes one byte every interval until the socket closes (a slowloris that never finishes). */
+function trickle(socket: Socket, text: string, everyMs: number) {
+  let at = 0;
+  const timer = setInterval(() => {
+    if (socket.destroyed || at >= text.length) return clearInterval(timer);
+    socket.write(text[at++]!);
+  }, everyMs);
+  socket.on('close', () => clearInterval(timer));
+}
+
+describe('slow clients are cut off (slowloris)', () => {
+  let app: FastifyInstance;
+  let db: Database;
+  let port: number;
+  before(async () => {
+    db = await openPglite(undefined);
+    await migrate(db);
+    app = await buildApp({
+      db,
+      config: testAuthConfig,
+      logLevel: 'silent',
+      timeouts: { headersMs: 600, requestMs: 1_000, checkEveryMs: 100 },
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as { port: number }).port;
+  });
+  after(async () => {
+    await app.close();
+    await db.close();
+  });
+
+  test('headers sent a byte at a time: 408 and closed once the header timeout passes', {
+    timeout: 10_000,
+  }, async () => {
+    const { answer, ms } = await slowClient(port, (socket) => {
+      socket.write('POST /api/stocks/batch-create HTTP/1.1\r\nHost: localhost\r\n');
+      trickle(socket, `X-Padding: ${'a'.repeat(1000)}\r\n`, 50);
+    });
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.ok(ms >= 500 && ms < 5_000, `closed after ${ms} ms`);
+  });
+
+  test('a body sent a byte at a time: 408 and closed once the request timeout passes', {
+    timeout: 10_000,
+  }, async () => {
+    const body = 'grant_type=client_credentials&client_id=x&client_secret=y';
+    const { answer, ms } = await slowClient(port, (socket) => {
+      socket.write(
+        'POST /token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
+          `Content-Length: ${body.length}\r\n\r\n`,
+      );
+      trickle(socket, body, 200);
+    });
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.ok(ms >= 900 && ms < 5_000, `closed after ${ms} ms`);
+  });
+
+  test('a prompt client is not affected', async () => {
+    const response = await fetch(`http://127.0.0.1:${port}/health`);
+    assert.equal(response.status, 200);
+  });
+});
