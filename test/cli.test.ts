@@ -11,6 +11,7 @@ import { LOCK_FILE, lockDataDir, openDatabaseForProcess } from '../src/db/data-d
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { testAuthConfig } from './helpers/app.js';
+import { startFirstServe } from './helpers/first-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'src', 'cli.ts');
@@ -232,33 +233,18 @@ describe('sfa-backoffice command', () => {
   });
 
   test('first start on an empty embedded database: a demo tenant, its credentials printed once', async () => {
-    const dir = tempDir();
-    const env = { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
-    const server = start(['serve'], env);
-    let stdout = '';
-    server.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    server.stderr!.resume();
-    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-    after(() => server.kill('SIGKILL'));
-    const deadline = Date.now() + 60_000;
-    while (!/curl [^\n]*\n/.test(stdout)) {
-      assert.ok(Date.now() < deadline, `no credentials printed: ${stdout}`);
-      assert.equal(server.exitCode, null, `serve ended: ${stdout}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const field = (label: string) => new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)?.[1] ?? '';
+    const server = await startFirstServe({ LOG_LEVEL: 'info' });
+    const dir = server.dataDir;
     const [key, clientId, clientSecret, base, docs] = [
       'subscription key',
       'client id',
       'client secret',
       'base URL',
       'docs',
-    ].map(field) as [string, string, string, string, string];
+    ].map((label) => server.printed(label)) as [string, string, string, string, string];
     assert.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(docs, `${base}/docs`);
-    assert.match(stdout, new RegExp(`curl -s -X POST ${base}/token .*client_id=${clientId}`));
+    assert.match(server.stdout(), new RegExp(`curl -s -X POST ${base}/token .*client_id=${clientId}`));
 
     const token = await fetch(`${base}/token`, {
       method: 'POST',
@@ -282,9 +268,9 @@ describe('sfa-backoffice command', () => {
     // A running server holds the directory: commands are refused.
     assertFailure(await run(['tenant', 'list'], { DATA_DIR: dir }), /in use by process/);
 
-    server.kill('SIGTERM');
-    assert.equal(await exited, 0);
+    assert.equal(await server.stop(), 0);
     assert.equal(existsSync(join(dir, LOCK_FILE)), false);
+    const stdout = server.stdout();
     // The log never carries a credential (only the welcome text shows them, once).
     const logLines = stdout.split('\n').filter((line) => line.startsWith('{'));
     assert.ok(logLines.length > 3);
@@ -298,15 +284,16 @@ describe('sfa-backoffice command', () => {
     );
 
     // The second start finds a tenant: nothing is created, nothing printed.
-    const again = start(['serve'], env);
+    const again = start(['serve'], { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     let output = '';
     again.stdout!.on('data', (chunk) => {
       output += chunk;
     });
     const againExited = new Promise<number | null>((resolve) => again.on('exit', (code) => resolve(code)));
     after(() => again.kill('SIGKILL'));
+    const deadline = Date.now() + 60_000;
     while (!output.includes('Server listening')) {
-      assert.ok(Date.now() < deadline + 30_000, `second start did not listen: ${output}`);
+      assert.ok(Date.now() < deadline, `second start did not listen: ${output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     again.kill('SIGTERM');

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { VERSION } from '../src/version.js';
 import { appForNewTenant, seedProducts, testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { startFirstServe } from './helpers/first-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -192,43 +192,18 @@ for (const backend of backends()) {
 }
 
 test('a started server logs one JSON line per answer with request id, route, tenant, status and duration; METRICS_PORT serves metrics', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sfa-metrics-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    METRICS_PORT: '0',
-    LOG_LEVEL: 'info',
-  };
-  delete env.DATABASE_URL;
-  const server = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'serve'], {
-    cwd: ROOT,
-    env,
-  });
-  let stdout = '';
-  server.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  server.stderr.resume();
-  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-  after(() => server.kill('SIGKILL'));
-  const deadline = Date.now() + 60_000;
-  while (!/^ {2}client secret +\S+$/m.test(stdout) || !stdout.includes('"metrics listening"')) {
-    assert.ok(Date.now() < deadline, `the server did not start: ${stdout}`);
-    assert.equal(server.exitCode, null, `serve ended: ${stdout}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const field = (label: string) => new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)![1]!;
+  const server = await startFirstServe({ METRICS_PORT: '0', LOG_LEVEL: 'info' }, (stdout) =>
+    stdout.includes('"metrics listening"'),
+  );
   const [key, clientId, clientSecret, base] = [
     'subscription key',
     'client id',
     'client secret',
     'base URL',
-  ].map(field) as [string, string, string, string];
+  ].map((label) => server.printed(label)) as [string, string, string, string];
   const logs = () =>
-    stdout
+    server
+      .stdout()
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line));
@@ -279,8 +254,7 @@ test('a started server logs one JSON line per answer with request id, route, ten
   assert.equal(sample(metrics, 'sfa_db_info{backend="pglite"}'), 1);
   assert.equal((await fetch(`${base}/metrics`)).status, 404, 'no /metrics on the API port');
 
-  server.kill('SIGTERM');
-  assert.equal(await exited, 0);
+  assert.equal(await server.stop(), 0);
   const lines = logs();
   const ofBatch = lines.filter((line) => line.reqId === 'erp-batch-0001');
   const completed = ofBatch.find((line) => line.msg === 'request completed');

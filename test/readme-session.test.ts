@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+
+import { startFirstServe } from './helpers/first-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -27,46 +29,18 @@ function commands(block: string): string[] {
     .filter((line) => line !== '' && !line.startsWith('#'));
 }
 
-/** Starts `sfa-backoffice serve` (src/cli.ts, what bin/sfa-backoffice.js runs once built) on a new data directory. */
+/** The server a newcomer starts, with the credentials it prints, as the README's placeholders. */
 async function startServer(): Promise<{ credentials: Record<string, string>; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sfa-readme-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' };
-  delete env.DATABASE_URL;
-  delete env.METRICS_PORT;
-  env.LOG_LEVEL = 'warn';
-  const server = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'serve'], {
-    cwd: ROOT,
-    env,
-  });
-  let stdout = '';
-  server.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  server.stderr.resume();
-  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-  after(() => server.kill('SIGKILL'));
-  const deadline = Date.now() + 60_000;
-  while (!/^ {2}docs +\S+$/m.test(stdout)) {
-    assert.ok(Date.now() < deadline, `no credentials printed: ${stdout}`);
-    assert.equal(server.exitCode, null, `serve ended: ${stdout}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const field = (label: string) => {
-    const value = new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)?.[1];
-    assert.ok(value, `"${label}" printed at first start`);
-    return value;
-  };
+  const server = await startFirstServe({ LOG_LEVEL: 'warn' });
   return {
     credentials: {
-      BASE: field('base URL'),
-      KEY: field('subscription key'),
-      CLIENT_ID: field('client id'),
-      CLIENT_SECRET: field('client secret'),
+      BASE: server.printed('base URL'),
+      KEY: server.printed('subscription key'),
+      CLIENT_ID: server.printed('client id'),
+      CLIENT_SECRET: server.printed('client secret'),
     },
     async stop() {
-      server.kill('SIGTERM');
-      assert.equal(await exited, 0);
+      assert.equal(await server.stop(), 0);
     },
   };
 }
