@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { LosslessNumber } from 'lossless-json';
 import {
   type DecimalParts,
@@ -7,6 +8,7 @@ import {
   parseDecimalText,
   readNumeric,
 } from '../src/fields/decimal-text.js';
+import { decimal } from '../src/fields/field.js';
 
 const parts = (negative: boolean, integer: string, fraction: string): DecimalParts => ({
   negative,
@@ -227,6 +229,42 @@ describe('readNumeric', () => {
       10n,
     ]) {
       assert.deepEqual(readNumeric(value), { kind: 'notNumeric' }, String(value));
+    }
+  });
+});
+
+describe('DecimalField: JSON numbers (fast path) answer as their exact text (general path)', () => {
+  const fields = [
+    decimal({ precision: 18, scale: 2 }),
+    decimal({ precision: 10, scale: 2 }),
+    decimal({ precision: 1, scale: 0, min: 0, max: 7 }),
+    decimal({ precision: 3, scale: 3 }),
+    decimal({ precision: 30, scale: 10, min: -5, max: 1e12 }),
+  ];
+  /** The same number as a LosslessNumber of the text String() gives: the general, digit-by-digit path. */
+  function both(value: number) {
+    for (const field of fields) {
+      const fastErrors: string[] = [];
+      const slowErrors: string[] = [];
+      const fast = field.check(value, fastErrors);
+      const slow = field.check(new LosslessNumber(String(value)), slowErrors);
+      assert.deepEqual(
+        [fast, fastErrors],
+        [slow, slowErrors],
+        `${value} as ${field.precision},${field.scale}`,
+      );
+    }
+  }
+
+  test('any double, money amounts, integers, and the edges', () => {
+    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), both), { numRuns: 5_000 });
+    fc.assert(
+      fc.property(fc.integer({ min: -1e9, max: 1e9 }), (cents) => both(cents / 100)),
+      { numRuns: 5_000 },
+    );
+    fc.assert(fc.property(fc.integer(), both), { numRuns: 2_000 });
+    for (const value of [0, -0, 0.5, -0.5, 7, 8, -1, 1e21, 1e-7, 123456789012.12, 0.001, 99.999, 1e16]) {
+      both(value);
     }
   });
 });

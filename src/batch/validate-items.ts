@@ -37,6 +37,13 @@ interface ObjectShape {
   names: readonly string[];
   fields: readonly Field[];
   known: ReadonlySet<string>;
+  /** Per field: an array of child objects (checked by checkChildren). */
+  isItems: readonly boolean[];
+  /**
+   * Per field: Object.prototype has a member of that name ("constructor"), so only an own property
+   * may be read; every other name reads faster without the Object.hasOwn check.
+   */
+  shadowsPrototype: readonly boolean[];
 }
 
 const shapes = new WeakMap<object, ObjectShape>();
@@ -45,7 +52,14 @@ function shapeOf(table: Readonly<Record<string, Field>>): ObjectShape {
   let shape = shapes.get(table);
   if (!shape) {
     const names = Object.keys(table);
-    shape = { names, fields: names.map((name) => table[name]!), known: new Set(names) };
+    const fields = names.map((name) => table[name]!);
+    shape = {
+      names,
+      fields,
+      known: new Set(names),
+      isItems: fields.map((field) => field instanceof ItemsField),
+      shadowsPrototype: names.map((name) => name in Object.prototype),
+    };
     shapes.set(table, shape);
   }
   return shape;
@@ -63,15 +77,15 @@ function checkObject(
   prefix: string,
   out: FieldError[],
 ): FieldValue[] {
-  const { names, fields } = shape;
+  const { names, fields, isItems, shadowsPrototype } = shape;
   const row: FieldValue[] = new Array(fields.length);
   const messages: string[] = [];
   for (let at = 0; at < fields.length; at++) {
     const name = names[at]!;
     const field = fields[at]!;
-    const value = Object.hasOwn(item, name) ? item[name] : undefined;
-    if (field instanceof ItemsField && value !== undefined && value !== null) {
-      const children = checkChildren(field, value, prefix + name, out);
+    const value = !shadowsPrototype[at] || Object.hasOwn(item, name) ? item[name] : undefined;
+    if (isItems[at] && value !== undefined && value !== null) {
+      const children = checkChildren(field as ItemsField, value, prefix + name, out);
       if (children) row[at] = children;
       continue;
     }

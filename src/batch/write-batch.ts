@@ -9,22 +9,30 @@ export interface BatchCounts {
   ignored: number;
 }
 
+/** The text a row's key is compared by. */
+function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): string {
+  // NUL never appears in a stored value (validation refuses it), so it separates key parts safely.
+  if (keyPositions.length === 1) return String(row[keyPositions[0]!]);
+  let key = String(row[keyPositions[0]!]);
+  for (let at = 1; at < keyPositions.length; at++) key += `\u0000${row[keyPositions[at]!]}`;
+  return key;
+}
+
 /**
  * Repeated keys inside one batch (extensions.md section 5): for insert-if-absent the first
  * occurrence wins, for upserts the last. Keys are compared on normalised values, so "1.5" and 1.50
- * are the same factor unit.
+ * are the same factor unit. A batch without repeats (the usual one) is returned as it is.
  */
-export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): readonly FieldValue[][] {
   const { keyPositions } = resource;
+  const keys = new Array<string>(rows.length);
+  const seen = new Set<string>();
+  for (let r = 0; r < rows.length; r++) seen.add((keys[r] = keyOf(keyPositions, rows[r]!)));
+  if (seen.size === rows.length) return rows;
   const byKey = new Map<string, FieldValue[]>();
   const keepLast = resource.onExisting === 'update';
-  for (const row of rows) {
-    // NUL never appears in a stored value (validation refuses it), so it separates key parts safely.
-    const key =
-      keyPositions.length === 1
-        ? String(row[keyPositions[0]!])
-        : keyPositions.map((at) => row[at]).join('\u0000');
-    if (keepLast || !byKey.has(key)) byKey.set(key, row);
+  for (let r = 0; r < rows.length; r++) {
+    if (keepLast || !byKey.has(keys[r]!)) byKey.set(keys[r]!, rows[r]!);
   }
   return [...byKey.values()];
 }

@@ -126,6 +126,9 @@ interface DecimalOptions extends Common {
   max?: number;
 }
 
+/** DecimalField's fast path's answer for a number it leaves to the general path. */
+const NOT_PLAIN = Symbol('not plain');
+
 export class DecimalField extends Field {
   readonly sqlType = 'numeric';
   readonly precision: number;
@@ -145,6 +148,10 @@ export class DecimalField extends Field {
   }
 
   protected checkPresent(value: unknown, errors: string[]) {
+    if (typeof value === 'number') {
+      const checked = this.#checkFloat(value, errors);
+      if (checked !== NOT_PLAIN) return checked;
+    }
     const input = readNumeric(value);
     if (input.kind === 'notNumeric') {
       errors.push(m.mustBeDecimal);
@@ -166,6 +173,32 @@ export class DecimalField extends Field {
       (this.min !== undefined && Number(text) < this.min) ||
       (this.max !== undefined && Number(text) > this.max)
     ) {
+      errors.push(m.between(this.min ?? '-∞', this.max ?? '∞'));
+      return undefined;
+    }
+    return text;
+  }
+
+  /**
+   * The common case without taking the text apart: a finite JSON number that String() writes without
+   * an exponent is already the canonical text (no leading zeros, no trailing fraction zeros, "-0" as
+   * "0"), so its digits are counted in place. Same answers as the general path (test/decimal-text.test.ts).
+   */
+  #checkFloat(value: number, errors: string[]): FieldValue | undefined | typeof NOT_PLAIN {
+    const text = String(value);
+    if (!Number.isFinite(value) || text.includes('e')) return NOT_PLAIN;
+    const sign = value < 0 ? 1 : 0;
+    const point = text.indexOf('.');
+    const integerEnd = point < 0 ? text.length : point;
+    // "0" and "0.5": zero has no integer digits.
+    const integerDigits = text.charCodeAt(sign) === 48 ? 0 : integerEnd - sign;
+    const fractionDigits = point < 0 ? 0 : text.length - point - 1;
+    const allowed = this.precision - this.scale;
+    const before = errors.length;
+    if (integerDigits > allowed) errors.push(m.maxIntegerDigits(allowed));
+    if (fractionDigits > this.scale) errors.push(m.maxDecimalPlaces(this.scale));
+    if (errors.length > before) return undefined;
+    if ((this.min !== undefined && value < this.min) || (this.max !== undefined && value > this.max)) {
       errors.push(m.between(this.min ?? '-∞', this.max ?? '∞'));
       return undefined;
     }
