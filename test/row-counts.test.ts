@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import type { Database } from '../src/db/database.js';
 import { appForNewTenant, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { ownedTenantApp } from './helpers/faults-app.js';
 import { customer, delivery } from './helpers/read-data.js';
 
 /** The kept count must always equal what count(*) finds. */
@@ -84,6 +85,80 @@ for (const backend of backends()) {
         kept_customers: 3,
         kept_pending: 2,
       });
+    });
+  });
+}
+
+for (const backend of backends()) {
+  describe(`filtered totals on ${backend.name}: counted once per version, never stale`, () => {
+    const FILTERED = '/v1/customers?created_from=2000-01-01&limit=1';
+    const total = async (tenant: Pick<TenantApp, 'get'>, path = FILTERED) => {
+      const response = await tenant.get(path);
+      assert.equal(response.status, 200);
+      return response.body.meta.totalItems as number;
+    };
+
+    test('every write between two pages shows: inserts, upserts, updates, deletes, acknowledgements', async () => {
+      const db = await backend.db();
+      const a = await appForNewTenant(db);
+      await a.post('/api/customers/batch-create', [customer('C1'), customer('C2'), customer('C3')]);
+      assert.equal(await total(a), 3);
+      assert.equal(await total(a, `${FILTERED}&page=2`), 3, 'the next page of the same filter');
+      await a.post('/api/customers/batch-create', [customer('C4')]);
+      assert.equal(await total(a), 4, 'an insert');
+      // ?modified_from lists customers updated since (updated_at is set by an upsert that finds one).
+      const modified = '/v1/customers?modified_from=2000-01-01&limit=1';
+      assert.equal(await total(a, modified), 0);
+      await a.post('/api/customers/batch-create', [customer('C1', { name: 'changed' })]);
+      assert.equal(await total(a, modified), 1, 'an upsert');
+      await db.query("UPDATE customers SET updated_at = '1999-01-01' WHERE tenant_id = $1 AND code = 'C1'", [
+        a.tenantId,
+      ]);
+      assert.equal(await total(a, modified), 0, 'an update outside the API');
+      await db.query("DELETE FROM customers WHERE tenant_id = $1 AND code = 'C2'", [a.tenantId]);
+      assert.equal(await total(a), 3, 'a delete');
+
+      const bySeller = '/v1/deliveries/pending?seller_id=S1&limit=1';
+      await a.post('/api/deliveries/batch-create', [delivery('D1'), delivery('D2'), delivery('D3')]);
+      assert.equal(await total(a, bySeller), 3);
+      await a.post('/v1/deliveries/acknowledge', ['D1']);
+      assert.equal(await total(a, bySeller), 2, 'an acknowledgement');
+      await a.post('/api/deliveries/batch-create', [delivery('D4', { seller_id: 'S2' })]);
+      assert.equal(await total(a, bySeller), 2, 'another seller: same count, counted again');
+      assert.equal(await total(a, '/v1/deliveries/pending?seller_id=S2'), 1);
+    });
+
+    test('an unchanged version is not counted again; each tenant and filter has its own total', async () => {
+      const db = await backend.db();
+      // Two tenants of one app: one cache of totals.
+      const a = await ownedTenantApp(db);
+      after(() => a.close());
+      const b = await ownedTenantApp(db, {}, { app: a.app });
+      await a.post('/api/customers/batch-create', [customer('C1'), customer('C2')]);
+      await b.post('/api/customers/batch-create', [customer('C1')]);
+      assert.equal(await total(a), 2);
+      assert.equal(await total(b), 1);
+      // A row added with the triggers off leaves the version as it was: the total served is the one
+      // counted before, which shows the count was not run again (no API write can do this).
+      await db.transaction(async (tx) => {
+        await tx.query('SET LOCAL session_replication_role = replica');
+        await tx.query(
+          `INSERT INTO customers SELECT * FROM json_populate_record(NULL::customers, (
+             SELECT (to_jsonb(c) || '{"code": "HIDDEN"}')::json FROM customers c
+             WHERE tenant_id = $1 AND code = 'C1'))`,
+          [a.tenantId],
+        );
+      });
+      assert.equal(await total(a), 2, 'served from the kept total');
+      assert.equal(
+        await total(a, '/v1/customers?created_from=2000-01-02&limit=1'),
+        3,
+        'another filter counts',
+      );
+      assert.equal(await total(b), 1, 'another tenant');
+      // The next write moves the version: counted again, the hidden row included.
+      await a.post('/api/customers/batch-create', [customer('C3')]);
+      assert.equal(await total(a), 4);
     });
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { customers } from '../resources/customers.js';
-import { pageSql, sendPage } from './list-page.js';
-import { type ParamRule, parseQuery } from './query-params.js';
+import { type ListSource, sendList } from './list-page.js';
+import { given, type ParamRule, parseQuery } from './query-params.js';
 import type { ReadRouteDeps } from './read-routes.js';
 import { Params, selectList } from './select-list.js';
 
@@ -15,7 +15,14 @@ export const customerListParams: Readonly<Record<string, ParamRule>> = {
   limit: { kind: 'integer', min: 1, max: 1000, default: 100 },
 };
 
-const COLUMNS = selectList(customers.fields, 'c');
+/** The customers list as the page statement reads it. */
+const SOURCE: ListSource = {
+  counter: 'customers',
+  table: 'customers',
+  alias: 'c',
+  key: 'code',
+  select: selectList(customers.fields, 'c'),
+};
 
 /** GET /v1/customers: filtered, sorted by creation date with the code as unique tie-break, paged. */
 export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps): void {
@@ -24,28 +31,22 @@ export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps):
     const params = new Params();
     const tenant = params.add(request.tenantId);
     const where = [`c.tenant_id = ${tenant}`];
-    if (q.client_id !== undefined) where.push(`c.code = ${params.add(q.client_id)}`);
-    if (q.created_from !== undefined) where.push(`c.created_at >= ${params.add(q.created_from)}::timestamp`);
-    if (q.modified_from !== undefined)
-      where.push(`c.updated_at >= ${params.add(q.modified_from)}::timestamp`);
-    const unfiltered =
-      q.client_id === undefined && q.created_from === undefined && q.modified_from === undefined;
+    const { client_id, created_from, modified_from } = q;
+    if (client_id !== undefined) where.push(`c.code = ${params.add(client_id)}`);
+    if (created_from !== undefined) where.push(`c.created_at >= ${params.add(created_from)}::timestamp`);
+    if (modified_from !== undefined) where.push(`c.updated_at >= ${params.add(modified_from)}::timestamp`);
     const direction = q.sort === 'created_at' ? 'ASC' : 'DESC';
-    const page = q.page as number;
-    const limit = q.limit as number;
-    const sql = pageSql({
-      table: 'customers',
-      alias: 'c',
-      key: 'code',
+    const { page, limit, ...linkFilters } = q;
+    return sendList(deps.db, deps.totals, request, reply, SOURCE, {
       tenant,
+      tenantId: request.tenantId,
+      params,
       where: where.join(' AND '),
-      select: COLUMNS,
+      filtersGiven: given({ client_id, created_from, modified_from }),
       orderBy: `c.created_at ${direction}, c.code ${direction}`,
-      limit: params.add(limit),
-      offset: page === 1 ? undefined : params.add((page - 1) * limit),
-      counter: unfiltered ? 'customers' : undefined,
+      page: page as number,
+      limit: limit as number,
+      linkFilters,
     });
-    const { page: _p, limit: _l, ...filters } = q;
-    return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });
   });
 }

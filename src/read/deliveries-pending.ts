@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ItemsField } from '../fields/field.js';
 import { deliveries } from '../resources/deliveries.js';
-import { pageSql, sendPage } from './list-page.js';
-import { type ParamRule, parseQuery } from './query-params.js';
+import { type ListSource, sendList } from './list-page.js';
+import { given, type ParamRule, parseQuery } from './query-params.js';
 import type { ReadRouteDeps } from './read-routes.js';
 import { Params, selectList } from './select-list.js';
 
@@ -25,6 +25,15 @@ const COLUMNS = `${selectList(deliveries.fields, 'd')},
             WHERE di.tenant_id = d.tenant_id AND di.delivery_code = d.code) it
     ), '[]'::json) AS items`;
 
+/** Pending deliveries as the page statement reads them. */
+const SOURCE: ListSource = {
+  counter: 'deliveries_pending',
+  table: 'deliveries',
+  alias: 'd',
+  key: 'code',
+  select: COLUMNS,
+};
+
 /**
  * GET /v1/deliveries/pending: deliveries not yet acknowledged, sorted by reported date with the code
  * as unique tie-break. A delivery without a reported date sorts as the oldest: last when descending,
@@ -36,31 +45,24 @@ export function registerPendingDeliveries(app: FastifyInstance, deps: ReadRouteD
     const params = new Params();
     const tenant = params.add(request.tenantId);
     const where = [`d.tenant_id = ${tenant}`, 'd.acknowledged_at IS NULL'];
-    if (q.client_id !== undefined) where.push(`d.client_id = ${params.add(q.client_id)}`);
-    if (q.seller_id !== undefined) where.push(`d.seller_id = ${params.add(q.seller_id)}`);
-    if (q.reported_from !== undefined)
-      where.push(`d.reported_at >= ${params.add(q.reported_from)}::timestamp`);
-    const unfiltered =
-      q.client_id === undefined && q.seller_id === undefined && q.reported_from === undefined;
-    const orderBy =
-      q.sort === 'reported_at'
-        ? 'd.reported_at ASC NULLS FIRST, d.code ASC'
-        : 'd.reported_at DESC NULLS LAST, d.code DESC';
-    const page = q.page as number;
-    const limit = q.limit as number;
-    const sql = pageSql({
-      table: 'deliveries',
-      alias: 'd',
-      key: 'code',
+    const { client_id, seller_id, reported_from } = q;
+    if (client_id !== undefined) where.push(`d.client_id = ${params.add(client_id)}`);
+    if (seller_id !== undefined) where.push(`d.seller_id = ${params.add(seller_id)}`);
+    if (reported_from !== undefined) where.push(`d.reported_at >= ${params.add(reported_from)}::timestamp`);
+    const { page, limit, ...linkFilters } = q;
+    return sendList(deps.db, deps.totals, request, reply, SOURCE, {
       tenant,
+      tenantId: request.tenantId,
+      params,
       where: where.join(' AND '),
-      select: COLUMNS,
-      orderBy,
-      limit: params.add(limit),
-      offset: page === 1 ? undefined : params.add((page - 1) * limit),
-      counter: unfiltered ? 'deliveries_pending' : undefined,
+      filtersGiven: given({ client_id, seller_id, reported_from }),
+      orderBy:
+        q.sort === 'reported_at'
+          ? 'd.reported_at ASC NULLS FIRST, d.code ASC'
+          : 'd.reported_at DESC NULLS LAST, d.code DESC',
+      page: page as number,
+      limit: limit as number,
+      linkFilters,
     });
-    const { page: _p, limit: _l, ...filters } = q;
-    return sendPage(deps.db, request, reply, { sql, params, page, limit, filters });
   });
 }

@@ -1,63 +1,114 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/database.js';
+import { type CountedTotal, FilteredTotals } from './filtered-totals.js';
 import { pageEnvelope } from './page-envelope.js';
 import type { Params } from './select-list.js';
 
-export interface PageQuery {
-  /** count(*) of the filtered rows, and the page's rows as one JSON array text, in one round trip. */
-  sql: string;
+/** One list endpoint's table, as the page statement needs it. */
+export interface ListSource {
+  /** The row_counts name of the list (migrations 005, 007): its unfiltered total and its version. */
+  counter: string;
+  table: string;
+  alias: string;
+  /** Column unique within a tenant, used to join the paged keys back. */
+  key: string;
+  /** The SELECT list of one output object. */
+  select: string;
+}
+
+export interface ListRequest {
+  /** Placeholder of the tenant id, and the tenant id itself (the cache key). */
+  tenant: string;
+  tenantId: number;
   params: Params;
+  /** The list's rows of the tenant (always), and the filters given. */
+  where: string;
+  /** The filters given, by name: none means the unfiltered list, whose total is kept by triggers. */
+  filtersGiven: Readonly<Record<string, string | number>>;
+  orderBy: string;
   page: number;
   limit: number;
   /** The filters and sort as given, for the links. */
-  filters: Record<string, string | number | undefined>;
+  linkFilters: Record<string, string | number | undefined>;
+}
+
+/** Sends a page statement of a list and answers {data, meta, links}. */
+export async function sendList(
+  db: Queryable,
+  totals: FilteredTotals,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  source: ListSource,
+  list: ListRequest,
+) {
+  const { params } = list;
+  const filtered = Object.keys(list.filtersGiven).length > 0;
+  const totalKey = filtered ? FilteredTotals.key(list.tenantId, source.counter, list.filtersGiven) : '';
+  const known = filtered ? totals.get(totalKey) : undefined;
+  const sql = pageSql({
+    ...source,
+    tenant: list.tenant,
+    where: list.where,
+    orderBy: list.orderBy,
+    limit: params.add(list.limit),
+    offset: list.page === 1 ? undefined : params.add((list.page - 1) * list.limit),
+    filtered,
+    known: known && { version: params.add(known.version), total: params.add(known.total) },
+  });
+  const [row] = await db.query<PageRow>(sql, params.values);
+  if (filtered) totals.set(totalKey, { version: row!.version!, total: row!.total });
+  return sendPage(request, reply, row!, list.page, list.limit, list.linkFilters);
+}
+
+/** What a page statement answers: one row. */
+export interface PageRow {
+  total: number;
+  /** The list's row_counts version the total was counted at; null for an unfiltered list. */
+  version: CountedTotal['version'] | null;
+  item_count: number;
+  /** The page's objects as one JSON array text. */
+  data: string;
 }
 
 /**
- * Runs a page query and answers {data, meta, links}. The page's JSON is built by PostgreSQL and sent
- * as is: numbers keep every digit, and Node does not parse and re-serialise a thousand objects.
+ * The page's JSON is built by PostgreSQL and sent as is: numbers keep every digit, and Node does not
+ * parse and re-serialise a thousand objects.
  */
-export async function sendPage(
-  db: Queryable,
+function sendPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  query: PageQuery,
+  row: PageRow,
+  page: number,
+  limit: number,
+  linkFilters: Record<string, string | number | undefined>,
 ) {
-  const [row] = await db.query<{ total: number; item_count: number; data: string }>(
-    query.sql,
-    query.params.values,
-  );
   const baseUrl = `${request.protocol}://${request.host}${request.url.split('?')[0]}`;
-  const { meta, links } = pageEnvelope(
-    baseUrl,
-    query.filters,
-    query.page,
-    query.limit,
-    row!.total,
-    row!.item_count,
-  );
+  const { meta, links } = pageEnvelope(baseUrl, linkFilters, page, limit, row.total, row.item_count);
   return (
     reply
       .type('application/json; charset=utf-8')
       // One Buffer: Fastify would otherwise measure the byte length of a megabyte string.
       .send(
-        Buffer.from(`{"data":${row!.data},"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}}`),
+        Buffer.from(`{"data":${row.data},"meta":${JSON.stringify(meta)},"links":${JSON.stringify(links)}}`),
       )
   );
 }
 
 /**
- * Wraps a filtered, ordered, limited row source into the count + page statement sendPage expects.
- * With counter (an unfiltered list), totalItems is read from row_counts, kept exact by triggers
- * (migration 005), instead of counting every row of the tenant.
- * Past the first page, OFFSET would build every skipped row (a delivery's items included) only to
- * drop it: the keys are paged first, through the index alone, and only the page's rows are built.
+ * The statement of one page: the total, the list's version, the item count and the page's JSON, in
+ * one round trip and one pass over the page's rows.
+ * - Unfiltered: totalItems is read from row_counts, kept exact by triggers (migration 005), instead of
+ *   counting every row of the tenant.
+ * - Filtered: counted, unless `known` gives the total counted at the version row_counts still has
+ *   (migration 007); the count is a scalar subquery in a CASE branch, run only when the branch is
+ *   taken, and the version is read in the same snapshot as the page.
+ * - Past the first page, OFFSET would build every skipped row (a delivery's items included) only to
+ *   drop it: the keys are paged first, through the index alone, and only the page's rows are built.
  */
 export function pageSql(options: {
-  /** The table and its alias: { table: 'customers', alias: 'c' }. */
+  counter: string;
   table: string;
   alias: string;
-  /** Column unique within a tenant, used to join the paged keys back. */
   key: string;
   tenant: string;
   where: string;
@@ -66,13 +117,21 @@ export function pageSql(options: {
   limit: string;
   /** Absent on the first page. */
   offset: string | undefined;
-  counter?: string;
+  filtered: boolean;
+  /** Placeholders of a total counted before and the version it was counted at. */
+  known?: { version: string; total: string } | undefined;
 }) {
-  const { table, alias: a, key, tenant, where, orderBy } = options;
+  const { table, alias: a, key, tenant, where, orderBy, counter, known } = options;
   const from = `${table} ${a}`;
-  const total = options.counter
-    ? `COALESCE((SELECT n FROM row_counts WHERE tenant_id = ${tenant} AND name = '${options.counter}'), 0)`
-    : `(SELECT count(*) FROM ${from} WHERE ${where})`;
+  const kept = (column: string) =>
+    `COALESCE((SELECT ${column} FROM row_counts WHERE tenant_id = ${tenant} AND name = '${counter}'), 0)`;
+  const count = `(SELECT count(*) FROM ${from} WHERE ${where})`;
+  let total = kept('n');
+  if (options.filtered) {
+    total = known
+      ? `CASE WHEN ${kept('version')} = ${known.version}::bigint THEN ${known.total}::bigint ELSE ${count} END`
+      : count;
+  }
   const page =
     options.offset === undefined
       ? `page AS (
@@ -95,6 +154,8 @@ export function pageSql(options: {
   return `WITH ${page}
 SELECT
   ${total}::int AS total,
-  (SELECT count(*) FROM page)::int AS item_count,
-  (SELECT COALESCE(json_agg(page), '[]'::json) FROM page)::text AS data`;
+  ${options.filtered ? `${kept('version')}::text` : 'NULL::text'} AS version,
+  count(*)::int AS item_count,
+  COALESCE(json_agg(page), '[]'::json)::text AS data
+FROM page`;
 }

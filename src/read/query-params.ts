@@ -74,3 +74,12 @@ export function parseQuery(rules: Readonly<Record<string, ParamRule>>, query: un
   }
   return parsed;
 }
+
+/** The filters that were given, without the absent ones. */
+export function given(
+  filters: Readonly<Record<string, string | number | undefined>>,
+): Record<string, string | number> {
+  const present: Record<string, string | number> = {};
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) present[name] = value;
+  return present;
+}
