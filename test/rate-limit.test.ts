@@ -4,10 +4,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { addSubscriptionKey } from '../src/auth/credentials.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import type { Database } from '../src/db/database.js';
+import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { MemoryRateLimitStore } from '../src/http/rate-limit.js';
+import { LeasingRateLimitStore, leaseSize, MemoryRateLimitStore } from '../src/http/rate-limit.js';
 import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
@@ -15,7 +15,8 @@ import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 /*
  * Rate limit per subscription key (issue 5 item 7): RATE_LIMIT_PER_MINUTE requests per key and
  * fixed one-minute window, then 429 with Retry-After; every counted answer carries RateLimit-Limit,
- * RateLimit-Remaining and RateLimit-Reset. On PostgreSQL the count is shared by every instance.
+ * RateLimit-Remaining and RateLimit-Reset. On PostgreSQL the count is shared by every instance,
+ * which claims it in blocks of leaseSize(limit) hits (quota leases).
  */
 
 const LIST = '/v1/customers';
@@ -163,6 +164,10 @@ describe('rate limit shared by instances on one PostgreSQL', {
     const one = await ownedTenantApp(first.db, {}, { app: first.app });
     const two = await ownedTenantApp(second.db, {}, { app: second.app, tenant: one.tenant });
     await roomInWindow(await ownedTenantApp(first.db, {}, { app: first.app }), 15);
+    // A count of an older window of the key, which the first claim prunes.
+    await first.db.query('INSERT INTO rate_limits (key_id, window_no, hits) VALUES ($1, 1, 7)', [
+      one.tenant.keyId,
+    ]);
     // Sequential: the count runs on across the instances.
     for (let n = 1; n <= 4; n++) {
       const response = await get(n % 2 ? one : two);
@@ -183,14 +188,62 @@ describe('rate limit shared by instances on one PostgreSQL', {
       [0, 1, 2, 3, 4, 5],
       'each passing request saw its own count',
     );
-    // One row per key and window; older windows of the key are gone.
-    const rows = await first.db.query<{ hits: number }>('SELECT hits FROM rate_limits WHERE key_id = $1', [
-      one.tenant.keyId,
-    ]);
-    assert.deepEqual(
-      rows.map((r) => r.hits),
-      [20],
+    // The 429s of an instance that saw the limit reached send no statement, so the table holds what
+    // was claimed: one row of the current window (the older one put there first was pruned), at least
+    // the limit.
+    const rows = await first.db.query<{ hits: number; current: boolean }>(
+      `SELECT hits, window_no = floor(extract(epoch FROM clock_timestamp()) / 60)::bigint AS current
+         FROM rate_limits WHERE key_id = $1`,
+      [one.tenant.keyId],
     );
+    assert.equal(rows.length, 1, JSON.stringify(rows));
+    assert.ok(rows[0]!.current, 'the row of the current window');
+    assert.ok(rows[0]!.hits >= limit, `hits ${rows[0]!.hits}`);
+  });
+
+  test('leases: one instance shows exact counts and sends one statement per block', async () => {
+    const limit = 500;
+    const size = leaseSize(limit);
+    assert.equal(size, 5);
+    const { db, app } = await instance(limit);
+    const tenant = await ownedTenantApp(db, {}, { app });
+    await roomInWindow(await ownedTenantApp(db, {}, { app }), 15);
+    let claims = 0;
+    const query = db.query;
+    db.query = <Row>(text: string, params?: readonly unknown[]) => {
+      if (text.includes('rate_limits')) claims++;
+      return query<Row>(text, params);
+    };
+    const n = 12;
+    for (let i = 1; i <= n; i++) {
+      const response = await get(tenant);
+      assert.equal(response.statusCode, 200);
+      assertHeaders(response, limit, limit - i);
+    }
+    db.query = query;
+    const blocks = Math.ceil(n / size);
+    assert.equal(claims, blocks, 'one statement per block');
+    const [row] = await db.query<{ hits: number }>('SELECT hits FROM rate_limits WHERE key_id = $1', [
+      tenant.tenant.keyId,
+    ]);
+    assert.equal(row!.hits, blocks * size);
+  });
+
+  test('leases: two instances under concurrent requests admit at most the limit, at most size-1 fewer', async () => {
+    const limit = 300;
+    const size = leaseSize(limit);
+    assert.equal(size, 3);
+    const first = await instance(limit);
+    const second = await instance(limit);
+    const one = await ownedTenantApp(first.db, {}, { app: first.app });
+    const two = await ownedTenantApp(second.db, {}, { app: second.app, tenant: one.tenant });
+    await roomInWindow(await ownedTenantApp(first.db, {}, { app: first.app }), 20);
+    const answers = await Promise.all(Array.from({ length: 400 }, (_, n) => get(n % 2 ? one : two)));
+    const passed = answers.filter((a) => a.statusCode === 200).length;
+    const refused = answers.filter((a) => a.statusCode === 429);
+    assert.ok(passed <= limit && passed >= limit - (size - 1), `${passed} passed`);
+    assert.equal(passed + refused.length, answers.length);
+    for (const r of refused) assertTooMany(r, limit);
   });
 });
 
@@ -215,6 +268,119 @@ describe('rate limit in memory (embedded PGlite)', () => {
     await store.hit('k3'); // k2 goes
     assert.equal((await store.hit('k1')).hits, 3);
     assert.equal((await store.hit('k2')).hits, 1);
+  });
+});
+
+/** A database answering claims from `answer` (the total after the claim, and ms left), counting them. */
+function fakeDb(answer: (params: readonly unknown[]) => Promise<{ total: number; left_ms: number }>) {
+  const db = {
+    claims: 0,
+    async query<Row>(_text: string, params: readonly unknown[] = []): Promise<Row[]> {
+      db.claims++;
+      return [await answer(params)] as Row[];
+    },
+  } satisfies Pick<Queryable, 'query'> & { claims: number };
+  return db;
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('rate limit by quota leases (PostgreSQL store, fake database)', () => {
+  test('lease size: 1% of the limit, from 1 to 100', () => {
+    assert.deepEqual(
+      [1, 10, 199, 200, 250, 1200, 10_000, 1_000_000].map(leaseSize),
+      [1, 1, 1, 2, 2, 12, 100, 100],
+    );
+  });
+
+  test('concurrent hits of a key share one claim; its block serves the next ones without a statement', async () => {
+    const claim = deferred<{ total: number; left_ms: number }>();
+    const db = fakeDb(() => claim.promise);
+    const store = new LeasingRateLimitStore(db, 500, 60, () => 0);
+    const waiting = Promise.all([store.hit('k'), store.hit('k'), store.hit('k')]);
+    assert.equal(db.claims, 1);
+    claim.resolve({ total: 5, left_ms: 30_000 });
+    assert.deepEqual(
+      (await waiting).map((c) => c.hits),
+      [1, 2, 3],
+    );
+    assert.deepEqual(await store.hit('k'), { hits: 4, resetSeconds: 30 });
+    assert.deepEqual(await store.hit('k'), { hits: 5, resetSeconds: 30 });
+    assert.equal(db.claims, 1);
+  });
+
+  test('the claim carries key, window and block size; a block past the limit grants the rest, then 429s alone', async () => {
+    const seen: unknown[][] = [];
+    const db = fakeDb(async (params) => {
+      seen.push([...params]);
+      return { total: 502, left_ms: 10_000 }; // 497 claimed before: 3 of the 5 are left
+    });
+    const store = new LeasingRateLimitStore(db, 500, 60, () => 0);
+    const hits = [];
+    for (let n = 0; n < 5; n++) hits.push((await store.hit('k')).hits);
+    assert.deepEqual(hits, [498, 499, 500, 501, 501]);
+    assert.deepEqual(seen, [['k', 60, 5]]);
+  });
+
+  test('a failed claim rejects every hit waiting on it and is not kept: the next hit claims again', async () => {
+    let fail = true;
+    const db = fakeDb(async () => {
+      await new Promise((done) => setImmediate(done));
+      if (fail) throw new Error('database down');
+      return { total: 5, left_ms: 30_000 };
+    });
+    const store = new LeasingRateLimitStore(db, 500, 60, () => 0);
+    const results = await Promise.allSettled([store.hit('k'), store.hit('k')]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+    assert.equal(db.claims, 1);
+    fail = false;
+    assert.deepEqual(await store.hit('k'), { hits: 1, resetSeconds: 30 });
+    assert.equal(db.claims, 2);
+  });
+
+  test('a window ends: its block and its exhaustion are dropped, a new block is claimed', async () => {
+    let now = 0;
+    let total = 0;
+    const db = fakeDb(async () => {
+      total += 1;
+      return { total, left_ms: 1_500 - (now % 1_500) };
+    });
+    const store = new LeasingRateLimitStore(db, 2, 60, () => now);
+    assert.deepEqual(await store.hit('k'), { hits: 1, resetSeconds: 2 });
+    now = 600;
+    assert.deepEqual(await store.hit('k'), { hits: 2, resetSeconds: 1 });
+    assert.deepEqual(await store.hit('k'), { hits: 3, resetSeconds: 1 }); // exhausted: no statement
+    assert.equal(db.claims, 2);
+    now = 1_500; // the next window
+    total = 0;
+    assert.deepEqual(await store.hit('k'), { hits: 1, resetSeconds: 2 });
+    assert.equal(db.claims, 3);
+  });
+
+  test('bounded: past maxKeys the least recently counted key is forgotten', async () => {
+    let total = 0;
+    const db = fakeDb(async () => ({ total: ++total * 5, left_ms: 30_000 }));
+    const store = new LeasingRateLimitStore(db, 500, 60, () => 0, 2);
+    await store.hit('k1');
+    await store.hit('k2');
+    await store.hit('k1');
+    await store.hit('k3'); // k2 goes, and its block with it
+    assert.equal(db.claims, 3);
+    await store.hit('k1');
+    assert.equal(db.claims, 3);
+    await store.hit('k2');
+    assert.equal(db.claims, 4);
   });
 });
 

@@ -9,7 +9,13 @@ import { problems } from './problems.js';
  * separate fields; Reset in seconds); one over the limit gets 429 with Retry-After as well.
  *
  * On PostgreSQL the counts live in the database (table rate_limits), so instances sharing it share
- * the limit; embedded PGlite serves one process only and counts in memory.
+ * the limit; embedded PGlite serves one process only and counts in memory. A statement per request
+ * would cost every request a round trip, so an instance claims quota leases: a block of
+ * leaseSize(limit) hits of a key at a time, served from memory. The guarantee: instances sharing one
+ * PostgreSQL never admit more than `limit` requests of a key per window in total. What is given up:
+ * a key near its limit may be refused up to leaseSize(limit) - 1 requests early for each other
+ * instance holding part of a block, and the counts one instance shows (RateLimit-Remaining) do not
+ * include requests another instance serves from a block it already holds.
  */
 
 /** The count of a key in the current window after this request, and seconds until the window ends. */
@@ -23,10 +29,22 @@ export interface RateLimitStore {
 }
 
 /**
- * One statement per request: the window number comes from the database clock (instances agree even
- * when their clocks drift), the key's older windows are deleted, and the current one is incremented.
+ * Hits claimed per statement: 1% of the limit, so that the requests an instance may refuse early
+ * (an unused part of a block held by another instance) stay a small share of the limit, and at most
+ * 100, past which the statements saved no longer matter. A limit under 200 claims one hit at a time:
+ * exact, one statement per request.
  */
-const HIT_SQL = `WITH clock AS (
+export function leaseSize(limit: number): number {
+  return Math.min(100, Math.max(1, Math.floor(limit / 100)));
+}
+
+/**
+ * One statement per block: the window number comes from the database clock (instances agree even
+ * when their clocks drift), the key's older windows are deleted, and the current one grows by the
+ * block ($3). Returns the total claimed (which may pass the limit) and the milliseconds left of the
+ * window, fractional so that the lease ends when the window does.
+ */
+const CLAIM_SQL = `WITH clock AS (
   SELECT extract(epoch FROM clock_timestamp()) AS t
 ), current_window AS (
   SELECT floor(t / $2::int)::bigint AS n, t FROM clock
@@ -34,25 +52,99 @@ const HIT_SQL = `WITH clock AS (
   DELETE FROM rate_limits WHERE key_id = $1 AND window_no < (SELECT n FROM current_window)
 )
 INSERT INTO rate_limits AS r (key_id, window_no, hits)
-SELECT $1, n, 1 FROM current_window
-ON CONFLICT (key_id, window_no) DO UPDATE SET hits = r.hits + 1
-RETURNING r.hits, ceil((r.window_no + 1) * $2::int - (SELECT t FROM current_window))::int AS reset`;
+SELECT $1, n, $3::int FROM current_window
+ON CONFLICT (key_id, window_no) DO UPDATE SET hits = r.hits + $3::int
+RETURNING r.hits AS total,
+  (((r.window_no + 1) * $2::int - (SELECT t FROM current_window)) * 1000)::float8 AS left_ms`;
 
-export class PostgresRateLimitStore implements RateLimitStore {
-  readonly #db: Queryable;
+/** A block of one key, claimed for the current window. */
+interface Lease {
+  /** When the window ends, on the store's monotonic clock (ms). */
+  end: number;
+  /** The total claimed by every instance before this block. */
+  base: number;
+  /** The hits of the block under the limit, and those served. */
+  granted: number;
+  used: number;
+  /** The total claimed reached the limit: no block is left to claim in this window. */
+  exhausted: boolean;
+}
+
+interface KeyState {
+  lease?: Lease | undefined;
+  /** The claim in flight: concurrent requests of the key wait for it instead of sending their own. */
+  claim?: Promise<void> | undefined;
+}
+
+/** Counts in PostgreSQL by quota leases (see the top of the file). Bounded like MemoryRateLimitStore. */
+export class LeasingRateLimitStore implements RateLimitStore {
+  readonly #keys = new Map<string, KeyState>();
+  readonly #db: Pick<Queryable, 'query'>;
+  readonly #limit: number;
+  readonly #size: number;
   readonly #windowSeconds: number;
+  readonly #now: () => number;
+  readonly #maxKeys: number;
 
-  constructor(db: Queryable, windowSeconds: number) {
+  constructor(
+    db: Pick<Queryable, 'query'>,
+    limit: number,
+    windowSeconds: number,
+    now: () => number = () => performance.now(),
+    maxKeys = 100_000,
+  ) {
     this.#db = db;
+    this.#limit = limit;
+    this.#size = leaseSize(limit);
     this.#windowSeconds = windowSeconds;
+    this.#now = now;
+    this.#maxKeys = maxKeys;
   }
 
   async hit(keyId: string): Promise<WindowCount> {
-    const [row] = await this.#db.query<{ hits: number; reset: number }>(HIT_SQL, [
+    // Each turn either answers or waits for a claim, which grants a hit or ends the window's claims.
+    for (;;) {
+      const state = this.#keys.get(keyId) ?? {};
+      this.#keys.delete(keyId);
+      this.#keys.set(keyId, state);
+      if (this.#keys.size > this.#maxKeys) this.#keys.delete(this.#keys.keys().next().value!);
+
+      const now = this.#now();
+      if (state.lease && now >= state.lease.end) state.lease = undefined;
+      const lease = state.lease;
+      if (lease) {
+        const resetSeconds = Math.max(1, Math.ceil((lease.end - now) / 1000));
+        if (lease.used < lease.granted) {
+          lease.used++;
+          return { hits: lease.base + lease.used, resetSeconds };
+        }
+        if (lease.exhausted) return { hits: this.#limit + 1, resetSeconds };
+      }
+      // Cleared once settled (a .finally callback runs only after the assignment): a failed claim
+      // is not kept, the next request claims again.
+      state.claim ??= this.#claim(keyId, state).finally(() => {
+        state.claim = undefined;
+      });
+      await state.claim;
+    }
+  }
+
+  async #claim(keyId: string, state: KeyState): Promise<void> {
+    // Read before the statement: the lease then ends no later than the database's window does.
+    const sent = this.#now();
+    const [row] = await this.#db.query<{ total: number; left_ms: number }>(CLAIM_SQL, [
       keyId,
       this.#windowSeconds,
+      this.#size,
     ]);
-    return { hits: row!.hits, resetSeconds: Math.max(1, row!.reset) };
+    const base = row!.total - this.#size;
+    state.lease = {
+      end: sent + row!.left_ms,
+      base,
+      granted: Math.min(this.#size, Math.max(0, this.#limit - base)),
+      used: 0,
+      exhausted: row!.total >= this.#limit,
+    };
   }
 }
 
@@ -115,7 +207,7 @@ export function rateLimiterFor(db: Database, perMinute: number | undefined): Rat
   if (!perMinute) return undefined;
   const store =
     db.kind === 'postgres'
-      ? new PostgresRateLimitStore(db, RATE_LIMIT_WINDOW_SECONDS)
+      ? new LeasingRateLimitStore(db, perMinute, RATE_LIMIT_WINDOW_SECONDS)
       : new MemoryRateLimitStore(RATE_LIMIT_WINDOW_SECONDS);
   return new RateLimiter(perMinute, RATE_LIMIT_WINDOW_SECONDS, store);
 }
