@@ -1,4 +1,4 @@
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { errors, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { randomSecret } from './secrets.js';
 
 /**
@@ -38,9 +38,15 @@ export async function signAccessToken(
     .sign(key);
 }
 
-/** The subject of a valid token; throws InvalidAccessToken with a description safe to show. */
-export async function verifyAccessToken(key: Uint8Array, token: string): Promise<AccessTokenSubject> {
-  let payload: Record<string, unknown>;
+export interface VerifiedAccessToken {
+  subject: AccessTokenSubject;
+  /** The exp claim: seconds since the epoch. */
+  expiresAt: number;
+}
+
+/** The subject and expiry of a valid token; throws InvalidAccessToken with a description safe to show. */
+export async function verifyAccessToken(key: Uint8Array, token: string): Promise<VerifiedAccessToken> {
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key, {
       algorithms: ['HS256'],
@@ -56,8 +62,22 @@ export async function verifyAccessToken(key: Uint8Array, token: string): Promise
   }
   const tenantId = payload[TENANT_CLAIM];
   const clientId = payload.sub;
-  if (!Number.isSafeInteger(tenantId) || (tenantId as number) < 1 || typeof clientId !== 'string') {
+  const expiresAt = payload.exp;
+  if (
+    !Number.isSafeInteger(tenantId) ||
+    (tenantId as number) < 1 ||
+    typeof clientId !== 'string' ||
+    typeof expiresAt !== 'number'
+  ) {
     throw new InvalidAccessToken('The access token is invalid');
   }
-  return { clientId, tenantId: tenantId as number };
+  return { subject: { clientId, tenantId: tenantId as number }, expiresAt };
+}
+
+/**
+ * Whether a token that expires at expiresAt (seconds) is still valid at nowMs: the rule jose applies
+ * with no clock tolerance, so that a cached token expires exactly when jose would refuse it.
+ */
+export function isUnexpired(expiresAt: number, nowMs: number): boolean {
+  return expiresAt > Math.floor(nowMs / 1000);
 }

@@ -1,10 +1,11 @@
 import type { onRequestHookHandler } from 'fastify';
 import { problems } from '../http/problems.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { type AccessTokenSubject, InvalidAccessToken, verifyAccessToken } from './access-token.js';
+import { type AccessTokenSubject, InvalidAccessToken } from './access-token.js';
 import type { ApiClientVerifier } from './client-verifier.js';
 import type { SubscriptionKeyVerifier } from './key-verifier.js';
 import { subscriptionKeyId } from './subscription-key.js';
+import { AccessTokenCache } from './token-cache.js';
 
 export interface GuardDeps {
   keys: SubscriptionKeyVerifier;
@@ -12,6 +13,8 @@ export interface GuardDeps {
   signingKey: () => Promise<Uint8Array>;
   /** Counts the request against its subscription key once it is authenticated; none: no limit. */
   rateLimiter?: RateLimiter | undefined;
+  /** The tokens already verified; by default one of the guard's own. */
+  tokens?: AccessTokenCache;
 }
 
 /** RFC 6750 2.1 b64token. */
@@ -24,6 +27,7 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
  * then counted against the rate limit of its key (429 past it).
  */
 export function createGuard(deps: GuardDeps): onRequestHookHandler {
+  const tokens = deps.tokens ?? new AccessTokenCache();
   return async (request, reply) => {
     const key = request.headers['subscription-key'];
     if (typeof key !== 'string' || key === '') throw problems.missingSubscriptionKey();
@@ -34,7 +38,8 @@ export function createGuard(deps: GuardDeps): onRequestHookHandler {
 
     let subject: AccessTokenSubject;
     try {
-      subject = await verifyAccessToken(await deps.signingKey(), token);
+      // Cached once verified; the client's and key's standing below are still checked every time.
+      subject = await tokens.verify(await deps.signingKey(), token);
     } catch (error) {
       if (error instanceof InvalidAccessToken) throw problems.invalidAccessToken(error.message);
       throw error;
