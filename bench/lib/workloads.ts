@@ -1,7 +1,8 @@
 import type { BatchResource } from '../../src/batch/resource.js';
 import { validateItems } from '../../src/batch/validate-items.js';
-import { writeBatch } from '../../src/batch/write-batch.js';
+import { deduplicate, statementColumns, writeBatch } from '../../src/batch/write-batch.js';
 import { buildWriteSql } from '../../src/batch/write-sql.js';
+import { arrayLiteral } from '../../src/db/array-literal.js';
 import type { Database } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
 import { prices } from '../../src/resources/prices.js';
@@ -170,10 +171,18 @@ export async function rawStatement(
     transaction: (work) => work(capture),
     async close() {},
   };
-  await writeBatch(capture, tenantId, resource, batch.rows as FieldValue[][]);
+  const rows = batch.rows as FieldValue[][];
+  await writeBatch(capture, tenantId, resource, rows);
   if (!captured) throw new Error('writeBatch sent no statement');
   if (captured.sql !== buildWriteSql(resource)) throw new Error('writeBatch sent another statement');
-  return captured;
+  // The raw side sends the same rows as JavaScript arrays, serialised by the driver, as a program
+  // writing raw SQL would; the service writes the array literals itself (src/db/array-literal.ts).
+  const columns = statementColumns(resource, deduplicate(resource, rows));
+  const literals = columns.map(arrayLiteral);
+  if (literals.some((literal, at) => literal !== captured!.params[at + 1])) {
+    throw new Error('writeBatch sent other rows');
+  }
+  return { sql: captured.sql, params: [tenantId, ...columns] };
 }
 
 export function checkCounts(what: string, expected: Expected, got: Partial<Expected>): void {

@@ -1,4 +1,5 @@
-import { type Database, withRetry } from '../db/database.js';
+import { arrayLiteral } from '../db/array-literal.js';
+import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from './resource.js';
 import { buildWriteSql, childColumns } from './write-sql.js';
@@ -65,6 +66,31 @@ function childParams(resource: BatchResource, rows: readonly FieldValue[][]): Fi
 const statements = new WeakMap<BatchResource, string>();
 
 /**
+ * Rows per statement on embedded PGlite: its WebAssembly memory grows to fit the largest statement
+ * and never gives it back, so a large batch is written in chunks inside one transaction (still all
+ * or nothing). PostgreSQL gets one statement: a round trip per chunk would cost more than it saves.
+ */
+export const PGLITE_CHUNK_ROWS = 2_000;
+
+/**
+ * The statement's parameters for some distinct rows: the tenant, then one array per column (as array
+ * literals: see arrayLiteral), the children's columns last.
+ */
+export function statementColumns(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+  const columns = toColumns(resource.columnPositions, rows);
+  if (resource.childPosition !== undefined) columns.push(...childParams(resource, rows));
+  return columns;
+}
+
+function statementParams(
+  resource: BatchResource,
+  tenantId: number,
+  rows: readonly FieldValue[][],
+): unknown[] {
+  return [tenantId, ...statementColumns(resource, rows).map(arrayLiteral)];
+}
+
+/**
  * Writes a validated batch with one statement: atomic on its own (all of it or nothing), so it needs no
  * BEGIN/COMMIT round trips; retried whole on a deadlock or serialization failure.
  */
@@ -80,10 +106,22 @@ export async function writeBatch(
     statements.set(resource, sql);
   }
   const distinct = deduplicate(resource, rows);
-  const params = [tenantId, ...toColumns(resource.columnPositions, distinct)];
-  if (resource.childPosition !== undefined) params.push(...childParams(resource, distinct));
-  const [result] = await withRetry(() => db.query<{ created: number }>(sql, params));
-  const created = result?.created ?? 0;
+  const write = async (target: Queryable, part: readonly FieldValue[][]) => {
+    const [result] = await target.query<{ created: number }>(sql, statementParams(resource, tenantId, part));
+    return result?.created ?? 0;
+  };
+  let created: number;
+  if (db.kind === 'pglite' && distinct.length > PGLITE_CHUNK_ROWS) {
+    created = await db.transaction(async (tx) => {
+      let sum = 0;
+      for (let from = 0; from < distinct.length; from += PGLITE_CHUNK_ROWS) {
+        sum += await write(tx, distinct.slice(from, from + PGLITE_CHUNK_ROWS));
+      }
+      return sum;
+    });
+  } else {
+    created = await withRetry(() => write(db, distinct));
+  }
   if (resource.onExisting === 'ignore') {
     return { created, updated: 0, ignored: rows.length - created };
   }
