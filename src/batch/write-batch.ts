@@ -122,8 +122,26 @@ export async function writeBatch(
   } else {
     created = await withRetry(() => write(db, distinct));
   }
-  if (resource.onExisting === 'ignore') {
-    return { created, updated: 0, ignored: rows.length - created };
+  const counts: BatchCounts =
+    resource.onExisting === 'ignore'
+      ? { created, updated: 0, ignored: rows.length - created }
+      : { created, updated: distinct.length - created, ignored: rows.length - distinct.length };
+  if (db.wrote) await noteWrites(db.wrote.bind(db), resource, distinct, counts);
+  return counts;
+}
+
+/** Tells the database's upkeep (PGlite) how many rows the batch changed, its children's included. */
+async function noteWrites(
+  wrote: (table: string, rows: number) => Promise<void>,
+  resource: BatchResource,
+  distinct: readonly FieldValue[][],
+  counts: BatchCounts,
+): Promise<void> {
+  await wrote(resource.table, counts.created + counts.updated);
+  if (resource.children && resource.childPosition !== undefined && distinct.length > 0) {
+    // Items are written with new parents only: their share of the batch's items, near enough here.
+    let items = 0;
+    for (const row of distinct) items += (row[resource.childPosition] as FieldValue[][]).length;
+    await wrote(resource.children.table, Math.round((items * counts.created) / distinct.length));
   }
-  return { created, updated: distinct.length - created, ignored: rows.length - distinct.length };
 }

@@ -18,6 +18,11 @@ export interface Database extends Queryable {
    */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Told how many rows a write changed in a table, for the upkeep autovacuum does on PostgreSQL
+   * (statistics, visibility map): present on PGlite only, which has no autovacuum. Never throws.
+   */
+  wrote?(table: string, rows: number): Promise<void>;
   /** Connection pool usage, for metrics. Absent on PGlite: one in-process connection, no pool. */
   poolStats?(): PoolStats;
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { type Database, type Queryable, withRetry } from './database.js';
+import { TableUpkeep } from './table-upkeep.js';
 
 /**
  * Embedded PostgreSQL (WASM). PGlite has a single connection and serialises queries and
@@ -20,10 +21,12 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     },
   });
   const direct = wrap(db);
+  const upkeep = new TableUpkeep(direct);
   return {
     kind: 'pglite',
     query: direct.query,
     exec: direct.exec,
+    wrote: (table, rows) => upkeep.wrote(table, rows),
     transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
     async close() {
       await db.close();

@@ -1,0 +1,64 @@
+import type { Queryable } from './database.js';
+
+/** Rows written to a table since its last upkeep that call for the next one: a floor plus a share. */
+const MIN_CHANGED_ROWS = 1_000;
+const CHANGED_SHARE = 0.2;
+
+/** The columns of a table that some index reads: the only ones whose statistics steer our plans. */
+const INDEXED_COLUMNS_SQL = `SELECT DISTINCT a.attname AS name
+FROM pg_index i
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+WHERE i.indrelid = $1::regclass
+ORDER BY a.attname`;
+
+/**
+ * What autovacuum does for PostgreSQL, for embedded PGlite, which has none: without it a table
+ * never gets planner statistics (reltuples stays -1) nor a visibility map (every index-only scan of a
+ * count visits the heap). After writes that changed at least 1,000 rows plus 20 % of the rows the
+ * table had at its last upkeep (autovacuum's rule, with a larger floor), it runs
+ * VACUUM (ANALYZE) on the indexed columns only: measured on PGlite, 13 ms at 10,000 customers and
+ * 90 ms at 100,000, where a full ANALYZE of the 40 columns took 232 ms and 1 s.
+ * It runs inside the request that crossed the threshold, after its write committed.
+ */
+export class TableUpkeep {
+  readonly #db: Queryable;
+  readonly #tables = new Map<string, { changed: number; rows: number; columns?: string }>();
+
+  constructor(db: Queryable) {
+    this.#db = db;
+  }
+
+  /**
+   * Notes rows inserted, updated or deleted in a table; runs the upkeep when they are enough. Never
+   * throws: the write it follows has committed, and a failed upkeep only leaves the statistics older
+   * (it is tried again at the next threshold); the failure is reported as a process warning.
+   */
+  async wrote(table: string, rows: number): Promise<void> {
+    try {
+      await this.#wrote(table, rows);
+    } catch (error) {
+      process.emitWarning(`upkeep of table ${table} failed: ${(error as Error).message}`);
+    }
+  }
+
+  async #wrote(table: string, rows: number): Promise<void> {
+    let state = this.#tables.get(table);
+    if (!state) {
+      state = { changed: 0, rows: 0 };
+      this.#tables.set(table, state);
+    }
+    state.changed += rows;
+    if (state.changed < MIN_CHANGED_ROWS + CHANGED_SHARE * state.rows) return;
+    state.changed = 0;
+    if (state.columns === undefined) {
+      const columns = await this.#db.query<{ name: string }>(INDEXED_COLUMNS_SQL, [table]);
+      state.columns = columns.map((column) => `"${column.name}"`).join(', ');
+    }
+    await this.#db.exec(`VACUUM (ANALYZE) "${table}" (${state.columns})`);
+    const [counted] = await this.#db.query<{ rows: number }>(
+      'SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = $1::regclass',
+      [table],
+    );
+    state.rows = counted?.rows ?? 0;
+  }
+}

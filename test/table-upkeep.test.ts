@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { loadBatch } from '../src/batch/load-batch.js';
+import type { Queryable } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPglite } from '../src/db/pglite.js';
+import { TableUpkeep } from '../src/db/table-upkeep.js';
+import { products } from '../src/resources/products.js';
+import { ensureTenant } from '../src/tenants/tenants.js';
+
+/*
+ * PGlite has no autovacuum: the service runs VACUUM (ANALYZE) of a table's indexed columns itself
+ * once enough rows changed (src/db/table-upkeep.ts).
+ */
+
+/** A database that records statements; reltuples answers `rows`. */
+function recording(rows: () => number, fail = false) {
+  const statements: string[] = [];
+  const db: Queryable = {
+    async query<Row>(text: string) {
+      statements.push(text.split('\n')[0]!);
+      if (fail) throw new Error('database gone');
+      return (
+        text.includes('pg_index') ? [{ name: 'tenant_id' }, { name: 'code' }] : [{ rows: rows() }]
+      ) as Row[];
+    },
+    async exec(script: string) {
+      statements.push(script);
+    },
+  };
+  return { db, statements };
+}
+
+describe('TableUpkeep', () => {
+  test('runs after 1,000 changed rows plus 20 % of the rows at its last run', async () => {
+    let rows = 0;
+    const { db, statements } = recording(() => rows);
+    const upkeep = new TableUpkeep(db);
+    await upkeep.wrote('products', 999);
+    assert.deepEqual(statements, [], '999 rows: not yet');
+    rows = 1_000; // what reltuples says after this run
+    await upkeep.wrote('products', 1);
+    assert.ok(
+      statements.includes('VACUUM (ANALYZE) "products" ("tenant_id", "code")'),
+      statements.join('\n'),
+    );
+    const after = statements.length;
+    await upkeep.wrote('products', 1_199);
+    assert.equal(statements.length, after, '1,199 of the 1,200 needed at 1,000 rows');
+    await upkeep.wrote('stocks', 1_199);
+    assert.equal(statements.filter((s) => s.startsWith('VACUUM')).length, 2, 'stocks counts on its own');
+    await upkeep.wrote('products', 1);
+    assert.equal(statements.filter((s) => s.startsWith('VACUUM (ANALYZE) "products"')).length, 2);
+  });
+
+  test('a failed upkeep does not throw: the write it follows has committed', async () => {
+    const { db } = recording(() => 0, true);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      await new TableUpkeep(db).wrote('products', 5_000);
+      await new Promise((done) => setImmediate(done));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings, ['upkeep of table products failed: database gone']);
+  });
+
+  test('on PGlite, a batch past the threshold leaves statistics and a visibility map', async () => {
+    const db = await openPglite(undefined);
+    try {
+      await migrate(db);
+      const tenant = await ensureTenant(db, 'upkeep');
+      const stats = async () => {
+        const [row] = await db.query<{ reltuples: number; allvisible: number }>(
+          "SELECT reltuples::float8 AS reltuples, relallvisible AS allvisible FROM pg_class WHERE oid = 'products'::regclass",
+        );
+        return row!;
+      };
+      const items = (from: number, count: number) =>
+        Array.from({ length: count }, (_, at) => ({ code: `P${from + at}`, description: 'upkeep' }));
+      await loadBatch(db, tenant, products, items(0, 500));
+      assert.equal((await stats()).reltuples, -1, 'never analysed');
+      await loadBatch(db, tenant, products, items(500, 1_000));
+      const analysed = await stats();
+      assert.equal(analysed.reltuples, 1_500);
+      assert.ok(analysed.allvisible > 0, 'vacuumed: pages all visible');
+    } finally {
+      await db.close();
+    }
+  });
+});
