@@ -130,7 +130,9 @@ export async function prepareReads(
   }
   console.log(`  ${backend}: VACUUM (ANALYZE) ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s`);
 
-  const server = await startServer(env);
+  // BENCH_CPU_PROF=<dir>: the server writes a CPU profile there when it exits.
+  const profile = process.env.BENCH_CPU_PROF;
+  const server = await startServer(env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
   const raw = url ? await rawPostgresPool(url, concurrency) : await rawPgliteAt(rawDir!);
   const tenants: Record<string, ReadTenant> = {};
   for (const [key, plan] of Object.entries(plans)) {
