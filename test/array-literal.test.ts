@@ -14,10 +14,14 @@ import { backends } from './helpers/backends.js';
 const stored = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 
 /** Any text PostgreSQL can hold (no U+0000), quotes, backslashes, braces, commas and controls likely. */
-const anyText = fc.oneof(
-  fc.string({ unit: 'binary' }),
-  fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', ',', ' ', 'NULL', '\n', '\t', '\u0001', 'é', '😀') }),
-).map((text) => text.replaceAll('\u0000', ''));
+const anyText = fc
+  .oneof(
+    fc.string({ unit: 'binary' }),
+    fc.string({
+      unit: fc.constantFrom('"', '\\', '{', '}', ',', ' ', 'NULL', '\n', '\t', '\u0001', 'é', '😀'),
+    }),
+  )
+  .map((text) => text.replaceAll('\u0000', ''));
 
 for (const backend of backends()) {
   describe(`array literals read back by ${backend.name}`, () => {

@@ -28,7 +28,10 @@ export function deduplicate(resource: BatchResource, rows: readonly FieldValue[]
   const { keyPositions } = resource;
   const keys = new Array<string>(rows.length);
   const seen = new Set<string>();
-  for (let r = 0; r < rows.length; r++) seen.add((keys[r] = keyOf(keyPositions, rows[r]!)));
+  for (let r = 0; r < rows.length; r++) {
+    keys[r] = keyOf(keyPositions, rows[r]!);
+    seen.add(keys[r]!);
+  }
   if (seen.size === rows.length) return rows;
   const byKey = new Map<string, FieldValue[]>();
   const keepLast = resource.onExisting === 'update';
