@@ -8,7 +8,7 @@ import { benchMain, describeMachine, envInt, envList, load1 } from './lib/option
 import { workloads } from './lib/workloads.js';
 
 /** Timed rounds per workload and backend, after one warm-up round. */
-const ROUNDS = envInt('BENCH_ROUNDS', 9, 1, 20);
+const ROUNDS = envInt('BENCH_ROUNDS', 15, 1, 30);
 const BACKENDS = envList<Backend>('BENCH_BACKENDS', ['postgres', 'pglite']);
 const WORKLOADS = envList('BENCH_WORKLOADS', ['stocks', 'stocks-existing', 'prices'] as const).map(
   (name) => workloads.find((w) => w.name === name)!,

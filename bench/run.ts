@@ -27,12 +27,12 @@ import {
   type ReadWorkload,
   readRows,
 } from './lib/reads.js';
-import { formatTable, mb, median, ms, ratio } from './lib/stats.js';
+import { batchRatio, formatTable, mb, median, ms, ratio } from './lib/stats.js';
 import { workloads } from './lib/workloads.js';
 
 const quick = process.argv.includes('--quick');
 const explain = process.argv.includes('--explain');
-const ROUNDS = envInt('BENCH_ROUNDS', quick ? 3 : 9, 1, 20);
+const ROUNDS = envInt('BENCH_ROUNDS', quick ? 3 : 15, 1, 30);
 const CONTENTION_SECONDS = envInt('BENCH_CONTENTION_SECONDS', quick ? 6 : 30, 1, 600);
 /** Customers and deliveries of the large tenant; the small one has 10,000 customers. */
 const LARGE = envInt('BENCH_LARGE_ROWS', quick ? 100_000 : 1_000_000, 10_000, 10_000_000);
@@ -176,7 +176,7 @@ function batchLines(figures: Partial<Record<Backend, WriteFigures>>): Line[] {
         `${r.workload.label} (${backend})`,
         `${ms(service)} ms`,
         `${ms(raw)} ms`,
-        ratio(service / raw),
+        batchRatio(r.service, r.raw),
       ]);
     }
   }

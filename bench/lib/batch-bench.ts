@@ -15,7 +15,7 @@ import {
 } from './databases.js';
 import { Client } from './load.js';
 import { type ChildServer, CLI, serverEnv, startServer } from './server.js';
-import { formatTable, median, ms, ratio } from './stats.js';
+import { batchRatio, formatTable, median, ms, ratio } from './stats.js';
 import { type ServiceTenant, serviceTenant } from './tenant.js';
 import {
   checkCounts,
@@ -255,7 +255,7 @@ export function batchRows(results: readonly BatchResult[]): string[][] {
   return results.map((r) => {
     const service = median(r.service);
     const raw = median(r.raw);
-    return [r.workload.label, r.backend, ms(service), ms(raw), ratio(service / raw)];
+    return [r.workload.label, r.backend, ms(service), ms(raw), batchRatio(r.service, r.raw)];
   });
 }
 

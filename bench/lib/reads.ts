@@ -208,8 +208,8 @@ interface PageRow {
 /**
  * One page request measured on both sides: the service over HTTP (keep-alive, `concurrency` sockets)
  * and the captured statement on the raw client. First both answers are checked to carry the same page
- * (the service's "data" is byte for byte the raw statement's text) and the expected counts; then the
- * sides run alternately (service, raw, raw, service), each half of the timed requests per run.
+ * (the service's "data" is byte for byte the raw statement's text) and the expected counts; then both
+ * warm up, and the timed requests run in blocks, the sides alternating (READ_BLOCKS blocks each).
  */
 export async function measureRead(
   setup: ReadSetup,
@@ -239,32 +239,43 @@ export async function measureRead(
   const serviceBytes = first.body.byteLength;
   const rawBytes = Buffer.byteLength(row.data);
 
-  const service = () =>
-    runLoad(async () => {
-      const answer = await setup.client.request('GET', workload.path, tenant.headers);
-      if (answer.status !== 200 || answer.body.byteLength !== serviceBytes) {
-        throw new Error(`${workload.label}: HTTP ${answer.status}, ${answer.body.byteLength} bytes`);
-      }
-    }, half);
-  const raw = () =>
-    runLoad(async () => {
-      const [page] = await setup.raw.query<PageRow>(statement.sql, statement.params);
-      if (page?.data.length !== row.data.length) throw new Error(`${workload.label}: raw page changed`);
-    }, half);
-  const half = { ...options, requests: Math.ceil(options.requests / 2) };
-  const s1 = await service();
-  const r1 = await raw();
-  const r2 = await raw();
-  const s2 = await service();
+  const serviceCall = async () => {
+    const answer = await setup.client.request('GET', workload.path, tenant.headers);
+    if (answer.status !== 200 || answer.body.byteLength !== serviceBytes) {
+      throw new Error(`${workload.label}: HTTP ${answer.status}, ${answer.body.byteLength} bytes`);
+    }
+  };
+  const rawCall = async () => {
+    const [page] = await setup.raw.query<PageRow>(statement.sql, statement.params);
+    if (page?.data.length !== row.data.length) throw new Error(`${workload.label}: raw page changed`);
+  };
+  // Both sides warmed up first; then the timed requests in blocks, in the order service, raw, raw,
+  // service, ... so that whatever else the machine does (a checkpoint, autovacuum after seeding)
+  // falls on both sides alike.
+  await runLoad(serviceCall, { ...options, requests: 0 });
+  await runLoad(rawCall, { ...options, requests: 0 });
+  const block = { ...options, requests: Math.ceil(options.requests / READ_BLOCKS), warmup: 0 };
+  const services: LoadResult[] = [];
+  const raws: LoadResult[] = [];
+  for (let at = 0; at < READ_BLOCKS; at++) {
+    const serviceFirst = at % 4 === 0 || at % 4 === 3;
+    for (const side of serviceFirst ? ['service', 'raw'] : ['raw', 'service']) {
+      if (side === 'service') services.push(await runLoad(serviceCall, block));
+      else raws.push(await runLoad(rawCall, block));
+    }
+  }
   return {
     workload,
     backend: setup.backend,
-    service: combine([s1, s2]),
-    raw: combine([r1, r2]),
+    service: combine(services),
+    raw: combine(raws),
     serviceBytes,
     rawBytes,
   };
 }
+
+/** Blocks each side's timed requests are run in, alternating with the other side's. */
+const READ_BLOCKS = 8;
 
 /** The three pages of issue 3, page 1 each, in a tenant keyed "main"; limit=100 gets 3x the requests. */
 export function readWorkloads(

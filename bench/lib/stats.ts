@@ -32,3 +32,15 @@ export function formatTable(
 export const ms = (value: number) => value.toFixed(1);
 export const ratio = (value: number) => `${value.toFixed(2)}x`;
 export const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+
+/**
+ * The ratio of medians (the issue's figure), with the spread of the rounds' own ratios: each round
+ * runs both sides back to back, so a round's ratio shares its conditions; a wide spread says the
+ * machine was busy.
+ */
+export function batchRatio(service: readonly number[], raw: readonly number[]): string {
+  const rounds = service.map((s, at) => s / raw[at]!);
+  return `${ratio(median(service) / median(raw))} (rounds: median ${ratio(median(rounds))}, ${ratio(
+    Math.min(...rounds),
+  )}-${ratio(Math.max(...rounds))})`;
+}
