@@ -20,6 +20,8 @@ import { type BatchMemory, batchMemory, idleRss } from './lib/memory.js';
 import { benchMain, describeMachine, envInt, load1 } from './lib/options.js';
 import {
   explainRead,
+  type FilteredWalk,
+  measureFilteredWalk,
   measureRead,
   prepareReads,
   READ_HEADER,
@@ -88,6 +90,7 @@ async function writes(backend: Backend): Promise<WriteFigures> {
 
 interface ReadFigures {
   results: ReadResult[];
+  walk: FilteredWalk;
   seedSeconds: Record<string, number>;
   explains: string[];
 }
@@ -159,7 +162,11 @@ async function reads(): Promise<ReadFigures> {
       console.log(`  ${workload.label}: service p50 ${row![3]} ms, raw p50 ${row![6]} ms (load ${load1()})`);
       if (explain) explains.push(`-- ${workload.label}\n${await explainRead(setup, workload)}`);
     }
-    return { results, seedSeconds: setup.seedSeconds, explains };
+    const walk = await measureFilteredWalk(setup, quick ? 10 : 30);
+    console.log(
+      `  ${walk.label}: counted p50 ${ms(median(walk.counted))} ms, kept p50 ${ms(median(walk.kept))} ms`,
+    );
+    return { results, walk, seedSeconds: setup.seedSeconds, explains };
   } finally {
     await cleanupAll();
     console.log(`  reads done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -255,6 +262,18 @@ function readLines(results: readonly ReadResult[]): Line[] {
   return lines;
 }
 
+/** The filtered walk: service only, the total counted against the total kept (lib/reads.ts). */
+function walkLine(walk: FilteredWalk): Line {
+  const counted = median(walk.counted);
+  const kept = median(walk.kept);
+  return [
+    `${walk.label}: total counted / total kept`,
+    `p50 ${ms(counted)} / ${ms(kept)} ms`,
+    '-',
+    `${ratio(kept / counted)} of the cost`,
+  ];
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   console.log(
@@ -276,7 +295,7 @@ async function main(): Promise<void> {
   }
   if (read.explains.length > 0) console.log(`\n${read.explains.join('\n\n')}`);
   console.log(
-    `\n${formatTable(['workload', 'service', 'raw SQL', 'ratio'], [...batchLines(figures), ...readLines(read.results)], 1)}`,
+    `\n${formatTable(['workload', 'service', 'raw SQL', 'ratio'], [...batchLines(figures), ...readLines(read.results), walkLine(read.walk)], 1)}`,
   );
   console.log(
     `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load average (1 min) at start ${loadAtStart}, at end ${load1()}`,

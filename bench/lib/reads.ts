@@ -360,3 +360,49 @@ export async function explainRead(setup: ReadSetup, workload: ReadWorkload): Pro
   );
   return rows.map((row) => row['QUERY PLAN']).join('\n');
 }
+
+/** A filtered list's page measured with its total counted, and with the total kept from before. */
+export interface FilteredWalk {
+  label: string;
+  /** Latencies (ms) of pages whose total had to be counted (each request a filter not seen before). */
+  counted: number[];
+  /** Latencies (ms) of the same page again: the total counted before is still valid. */
+  kept: number[];
+}
+
+/**
+ * How a client walking a filtered list fares (issue 4: totalItems must be cheap): page 2 of
+ * `created_from=<date>` (every customer matches) with limit=100, one request at a time. "Counted":
+ * each request uses a date no request used before, so its total is counted (count(*) over the
+ * tenant's rows); "kept": the same request repeated, whose total the service kept with the list's
+ * version. Service side only: the raw statement has no memory between requests.
+ */
+export async function measureFilteredWalk(setup: ReadSetup, requests: number): Promise<FilteredWalk> {
+  const tenant = setup.tenants.large!;
+  const path = (day: number) => {
+    const date = new Date(Date.UTC(2000, 0, 1 + day)).toISOString().slice(0, 10);
+    return `/v1/customers?created_from=${date}&limit=100&page=2`;
+  };
+  const timed = async (url: string) => {
+    const started = performance.now();
+    const answer = await setup.client.request('GET', url, tenant.headers);
+    const elapsed = performance.now() - started;
+    const meta = JSON.parse(answer.body.toString()).meta as { totalItems: number };
+    if (answer.status !== 200 || meta.totalItems !== tenant.plan.customers) {
+      throw new Error(`${url}: HTTP ${answer.status}, totalItems ${meta.totalItems}`);
+    }
+    return elapsed;
+  };
+  const counted: number[] = [];
+  const kept: number[] = [];
+  await timed(path(0));
+  for (let n = 1; n <= requests; n++) {
+    counted.push(await timed(path(n)));
+    kept.push(await timed(path(0)));
+  }
+  return {
+    label: `GET /v1/customers?created_from=...&limit=100&page=2, ${tenant.plan.customers.toLocaleString('en-US')} customers`,
+    counted,
+    kept,
+  };
+}
