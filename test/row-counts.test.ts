@@ -128,6 +128,18 @@ for (const backend of backends()) {
       assert.equal(await total(a, '/v1/deliveries/pending?seller_id=S2'), 1);
     });
 
+    test("a tenant's first rows show, after a filtered total was counted before them", async () => {
+      const db = await backend.db();
+      const a = await appForNewTenant(db);
+      const bySeller = '/v1/deliveries/pending?seller_id=S1&limit=1';
+      assert.equal(await total(a), 0, 'no customers yet: no row_counts row');
+      assert.equal(await total(a, bySeller), 0, 'no deliveries yet');
+      await a.post('/api/customers/batch-create', [customer('C1')]);
+      await a.post('/api/deliveries/batch-create', [delivery('D1')]);
+      assert.equal(await total(a), 1);
+      assert.equal(await total(a, bySeller), 1);
+    });
+
     test('an unchanged version is not counted again; each tenant and filter has its own total', async () => {
       const db = await backend.db();
       // Two tenants of one app: one cache of totals.

@@ -123,8 +123,13 @@ export function pageSql(options: {
 }) {
   const { table, alias: a, key, tenant, where, orderBy, counter, known } = options;
   const from = `${table} ${a}`;
-  const kept = (column: string) =>
-    `COALESCE((SELECT ${column} FROM row_counts WHERE tenant_id = ${tenant} AND name = '${counter}'), 0)`;
+  // A tenant without a row_counts row yet has 0 rows, and version -1: the row the triggers create
+  // starts at version 0, so a total counted before the tenant's first rows is never taken for one
+  // counted after.
+  const kept = (column: 'n' | 'version') =>
+    `COALESCE((SELECT ${column} FROM row_counts WHERE tenant_id = ${tenant} AND name = '${counter}'), ${
+      column === 'n' ? 0 : -1
+    })`;
   const count = `(SELECT count(*) FROM ${from} WHERE ${where})`;
   let total = kept('n');
   if (options.filtered) {
