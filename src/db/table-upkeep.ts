@@ -4,12 +4,21 @@ import type { Queryable } from './database.js';
 const MIN_CHANGED_ROWS = 1_000;
 const CHANGED_SHARE = 0.2;
 
-/** The columns of a table that some index reads: the only ones whose statistics steer our plans. */
+/**
+ * The columns of a table that some index reads or a partial index's predicate names (acknowledged_at
+ * of deliveries_pending): the ones whose statistics steer our plans. A predicate is matched by word,
+ * which can only add a column.
+ */
 const INDEXED_COLUMNS_SQL = `SELECT DISTINCT a.attname AS name
 FROM pg_index i
-JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE i.indrelid = $1::regclass
+  AND (a.attnum = ANY (i.indkey)
+       OR pg_get_expr(i.indpred, i.indrelid) ~ ('\\m' || a.attname || '\\M'))
 ORDER BY a.attname`;
+
+/** The table's rows as the planner last counted them (0 when never). */
+const ROWS_SQL = 'SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = $1::regclass';
 
 /**
  * What autovacuum does for PostgreSQL, for embedded PGlite, which has none: without it a table
@@ -44,8 +53,11 @@ export class TableUpkeep {
   async #wrote(table: string, rows: number): Promise<void> {
     let state = this.#tables.get(table);
     if (!state) {
+      // From what the last upkeep (of any process on this directory) counted: a restart does not
+      // make the first 1,000 rows written to a large table pay for a whole VACUUM.
       state = { changed: 0, rows: 0 };
       this.#tables.set(table, state);
+      state.rows = await this.#rows(table);
     }
     state.changed += rows;
     if (state.changed < MIN_CHANGED_ROWS + CHANGED_SHARE * state.rows) return;
@@ -55,10 +67,11 @@ export class TableUpkeep {
       state.columns = columns.map((column) => `"${column.name}"`).join(', ');
     }
     await this.#db.exec(`VACUUM (ANALYZE) "${table}" (${state.columns})`);
-    const [counted] = await this.#db.query<{ rows: number }>(
-      'SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = $1::regclass',
-      [table],
-    );
-    state.rows = counted?.rows ?? 0;
+    state.rows = await this.#rows(table);
+  }
+
+  async #rows(table: string): Promise<number> {
+    const [counted] = await this.#db.query<{ rows: number }>(ROWS_SQL, [table]);
+    return counted?.rows ?? 0;
   }
 }
