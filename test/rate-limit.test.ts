@@ -317,6 +317,25 @@ describe('rate limit by quota leases (PostgreSQL store, fake database)', () => {
     assert.equal(db.claims, 1);
   });
 
+  test('a burst under a block of 1: waiting hits are claimed together, two statements for four hits', async () => {
+    const sizes: number[] = [];
+    let total = 0;
+    const db = fakeDb(async (params) => {
+      await new Promise((done) => setImmediate(done));
+      const size = params[2] as number;
+      sizes.push(size);
+      total += size;
+      return { total, left_ms: 30_000 };
+    });
+    const store = new LeasingRateLimitStore(db, 10, 60, () => 0);
+    const counts = await Promise.all([store.hit('k'), store.hit('k'), store.hit('k'), store.hit('k')]);
+    assert.deepEqual(
+      counts.map((c) => c.hits).sort((a, b) => a - b),
+      [1, 2, 3, 4],
+    );
+    assert.deepEqual(sizes, [1, 3]);
+  });
+
   test('the claim carries key, window and block size; a block past the limit grants the rest, then 429s alone', async () => {
     const seen: unknown[][] = [];
     const db = fakeDb(async (params) => {

@@ -74,6 +74,11 @@ interface KeyState {
   lease?: Lease | undefined;
   /** The claim in flight: concurrent requests of the key wait for it instead of sending their own. */
   claim?: Promise<void> | undefined;
+  /**
+   * Requests of the key waiting for a hit. A claim asks for at least that many, so that a burst
+   * under a small limit (a block of 1) costs two claims, not one round trip after another per request.
+   */
+  waiting: number;
 }
 
 /** Counts in PostgreSQL by quota leases (see the top of the file). Bounded like MemoryRateLimitStore. */
@@ -104,7 +109,7 @@ export class LeasingRateLimitStore implements RateLimitStore {
   async hit(keyId: string): Promise<WindowCount> {
     // Each turn either answers or waits for a claim, which grants a hit or ends the window's claims.
     for (;;) {
-      const state = this.#keys.get(keyId) ?? {};
+      const state = this.#keys.get(keyId) ?? { waiting: 0 };
       this.#keys.delete(keyId);
       this.#keys.set(keyId, state);
       if (this.#keys.size > this.#maxKeys) this.#keys.delete(this.#keys.keys().next().value!);
@@ -122,26 +127,31 @@ export class LeasingRateLimitStore implements RateLimitStore {
       }
       // Cleared once settled (a .finally callback runs only after the assignment): a failed claim
       // is not kept, the next request claims again.
-      state.claim ??= this.#claim(keyId, state).finally(() => {
+      state.waiting++;
+      state.claim ??= this.#claim(keyId, state, Math.max(this.#size, state.waiting)).finally(() => {
         state.claim = undefined;
       });
-      await state.claim;
+      try {
+        await state.claim;
+      } finally {
+        state.waiting--;
+      }
     }
   }
 
-  async #claim(keyId: string, state: KeyState): Promise<void> {
+  async #claim(keyId: string, state: KeyState, size: number): Promise<void> {
     // Read before the statement: the lease then ends no later than the database's window does.
     const sent = this.#now();
     const [row] = await this.#db.query<{ total: number; left_ms: number }>(CLAIM_SQL, [
       keyId,
       this.#windowSeconds,
-      this.#size,
+      size,
     ]);
-    const base = row!.total - this.#size;
+    const base = row!.total - size;
     state.lease = {
       end: sent + row!.left_ms,
       base,
-      granted: Math.min(this.#size, Math.max(0, this.#limit - base)),
+      granted: Math.min(size, Math.max(0, this.#limit - base)),
       used: 0,
       exhausted: row!.total >= this.#limit,
     };
