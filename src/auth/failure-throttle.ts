@@ -1,19 +1,20 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * Counts recent failures per key (a client id, an address) in a sliding window and refuses a key that
  * reached its limit until its oldest failure leaves the window. In memory, per process: it slows down
  * guessing and keeps failed logins from burning scrypt time; it is not a quota shared by instances.
- * Bounded: past maxKeys the stalest key is forgotten.
+ * Bounded: past maxKeys the key failed least recently is forgotten.
  */
 export class FailureThrottle {
-  readonly #failures = new Map<string, number[]>();
+  readonly #failures: LRUCache<string, number[]>;
   readonly #limit: number;
   readonly #windowMs: number;
-  readonly #maxKeys: number;
 
   constructor(options: { limit: number; windowMs: number; maxKeys?: number }) {
     this.#limit = options.limit;
     this.#windowMs = options.windowMs;
-    this.#maxKeys = options.maxKeys ?? 10_000;
+    this.#failures = new LRUCache({ max: options.maxKeys ?? 10_000 });
   }
 
   /** Seconds until the key may try again; 0 when it may try now. */
@@ -29,9 +30,7 @@ export class FailureThrottle {
     recent.push(Date.now());
     // Only the last `limit` failures decide; older ones need not be kept.
     if (recent.length > this.#limit) recent.splice(0, recent.length - this.#limit);
-    this.#failures.delete(key);
     this.#failures.set(key, recent);
-    if (this.#failures.size > this.#maxKeys) this.#failures.delete(this.#failures.keys().next().value!);
   }
 
   reset(key: string): void {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import {
   type AccessTokenSubject,
   InvalidAccessToken,
@@ -7,7 +8,7 @@ import {
 } from './access-token.js';
 
 export interface AccessTokenCacheOptions {
-  /** Past this many tokens the oldest goes. */
+  /** Past this many tokens the least recently used goes. */
   maxEntries?: number;
   /** The full check of a token not seen yet; tests count its calls. */
   verify?: (key: Uint8Array, token: string) => Promise<VerifiedAccessToken>;
@@ -24,15 +25,14 @@ export interface AccessTokenCacheOptions {
  * guard still asks the client and key verifiers on every request.
  */
 export class AccessTokenCache {
-  readonly #entries = new Map<string, VerifiedAccessToken>();
-  readonly #maxEntries: number;
+  readonly #entries: LRUCache<string, VerifiedAccessToken>;
   readonly #verify: (key: Uint8Array, token: string) => Promise<VerifiedAccessToken>;
   readonly #now: () => number;
   /** A copy of the key the entries were verified with: the caller's bytes could change in place. */
   #key: Buffer | undefined;
 
   constructor(options: AccessTokenCacheOptions = {}) {
-    this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#entries = new LRUCache({ max: options.maxEntries ?? 10_000 });
     this.#verify = options.verify ?? verifyAccessToken;
     this.#now = options.now ?? Date.now;
   }
@@ -53,7 +53,7 @@ export class AccessTokenCache {
     }
     const verified = await this.#verify(key, token);
     // Checked again after the wait: had the key changed meanwhile, the entry would outlive it.
-    if (this.#key?.equals(key)) this.#remember(token, verified);
+    if (this.#key?.equals(key)) this.#entries.set(token, verified);
     return verified.subject;
   }
 
@@ -61,11 +61,5 @@ export class AccessTokenCache {
     if (this.#key?.equals(key)) return;
     this.#entries.clear();
     this.#key = Buffer.from(key);
-  }
-
-  #remember(token: string, verified: VerifiedAccessToken): void {
-    this.#entries.delete(token);
-    this.#entries.set(token, verified);
-    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
   }
 }

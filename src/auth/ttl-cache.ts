@@ -1,16 +1,17 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * A small in-memory cache whose entries expire after a fixed time. Concurrent misses of one key share
- * one load. Bounded: past maxEntries the oldest entry goes, so junk keys cannot grow it without limit.
+ * one load. Bounded: past maxEntries the least recently used entry goes, so junk keys cannot grow it without limit.
  */
 export class TtlCache<V> {
-  readonly #entries = new Map<string, { value: V; expires: number }>();
+  readonly #entries: LRUCache<string, { value: V; expires: number }>;
   readonly #loading = new Map<string, Promise<V>>();
   readonly #ttlMs: number;
-  readonly #maxEntries: number;
 
   constructor(ttlMs: number, maxEntries = 10_000) {
     this.#ttlMs = ttlMs;
-    this.#maxEntries = maxEntries;
+    this.#entries = new LRUCache({ max: maxEntries });
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
@@ -30,10 +31,6 @@ export class TtlCache<V> {
 
   #set(key: string, value: V): void {
     if (this.#ttlMs <= 0) return;
-    this.#entries.delete(key);
     this.#entries.set(key, { value, expires: Date.now() + this.#ttlMs });
-    if (this.#entries.size > this.#maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value!);
-    }
   }
 }

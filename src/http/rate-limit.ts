@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/database.js';
 import { problems } from './problems.js';
 
@@ -83,13 +84,12 @@ interface KeyState {
 
 /** Counts in PostgreSQL by quota leases (see the top of the file). Bounded like MemoryRateLimitStore. */
 export class LeasingRateLimitStore implements RateLimitStore {
-  readonly #keys = new Map<string, KeyState>();
+  readonly #keys: LRUCache<string, KeyState>;
   readonly #db: Pick<Queryable, 'query'>;
   readonly #limit: number;
   readonly #size: number;
   readonly #windowSeconds: number;
   readonly #now: () => number;
-  readonly #maxKeys: number;
 
   constructor(
     db: Pick<Queryable, 'query'>,
@@ -103,16 +103,14 @@ export class LeasingRateLimitStore implements RateLimitStore {
     this.#size = leaseSize(limit);
     this.#windowSeconds = windowSeconds;
     this.#now = now;
-    this.#maxKeys = maxKeys;
+    this.#keys = new LRUCache({ max: maxKeys });
   }
 
   async hit(keyId: string): Promise<WindowCount> {
     // Each turn either answers or waits for a claim, which grants a hit or ends the window's claims.
     for (;;) {
-      const state = this.#keys.get(keyId) ?? { waiting: 0 };
-      this.#keys.delete(keyId);
-      this.#keys.set(keyId, state);
-      if (this.#keys.size > this.#maxKeys) this.#keys.delete(this.#keys.keys().next().value!);
+      let state = this.#keys.get(keyId);
+      if (!state) this.#keys.set(keyId, (state = { waiting: 0 }));
 
       const now = this.#now();
       if (state.lease && now >= state.lease.end) state.lease = undefined;
@@ -160,15 +158,14 @@ export class LeasingRateLimitStore implements RateLimitStore {
 
 /** Counts of one process. Bounded: past maxKeys the least recently counted key is forgotten. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  readonly #counts = new Map<string, { window: number; hits: number }>();
+  readonly #counts: LRUCache<string, { window: number; hits: number }>;
   readonly #windowSeconds: number;
   readonly #now: () => number;
-  readonly #maxKeys: number;
 
   constructor(windowSeconds: number, now: () => number = Date.now, maxKeys = 100_000) {
     this.#windowSeconds = windowSeconds;
     this.#now = now;
-    this.#maxKeys = maxKeys;
+    this.#counts = new LRUCache({ max: maxKeys });
   }
 
   async hit(keyId: string): Promise<WindowCount> {
@@ -177,9 +174,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     let entry = this.#counts.get(keyId);
     if (entry?.window !== window) entry = { window, hits: 0 };
     entry.hits++;
-    this.#counts.delete(keyId);
     this.#counts.set(keyId, entry);
-    if (this.#counts.size > this.#maxKeys) this.#counts.delete(this.#counts.keys().next().value!);
     return { hits: entry.hits, resetSeconds: Math.max(1, Math.ceil((window + 1) * this.#windowSeconds - t)) };
   }
 }

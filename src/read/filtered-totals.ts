@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /** A filtered list's total as counted at a version of its row_counts row (migration 007). */
 export interface CountedTotal {
   /** row_counts.version when it was counted, as text (bigint). */
@@ -13,11 +15,10 @@ export interface CountedTotal {
  * recently used entry goes.
  */
 export class FilteredTotals {
-  readonly #entries = new Map<string, CountedTotal>();
-  readonly #maxEntries: number;
+  readonly #entries: LRUCache<string, CountedTotal>;
 
   constructor(maxEntries = 10_000) {
-    this.#maxEntries = maxEntries;
+    this.#entries = new LRUCache({ max: maxEntries });
   }
 
   /** The key of a tenant's list under a set of filters (sort, page and limit do not change a count). */
@@ -32,17 +33,10 @@ export class FilteredTotals {
   }
 
   get(key: string): CountedTotal | undefined {
-    const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    return this.#entries.get(key);
   }
 
   set(key: string, value: CountedTotal): void {
-    this.#entries.delete(key);
     this.#entries.set(key, value);
-    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
   }
 }
