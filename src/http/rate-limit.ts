@@ -110,7 +110,10 @@ export class LeasingRateLimitStore implements RateLimitStore {
     // Each turn either answers or waits for a claim, which grants a hit or ends the window's claims.
     for (;;) {
       let state = this.#keys.get(keyId);
-      if (!state) this.#keys.set(keyId, (state = { waiting: 0 }));
+      if (!state) {
+        state = { waiting: 0 };
+        this.#keys.set(keyId, state);
+      }
 
       const now = this.#now();
       if (state.lease && now >= state.lease.end) state.lease = undefined;
