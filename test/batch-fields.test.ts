@@ -245,7 +245,7 @@ function rejectedValues(field: string, spec: SpecField): Rejected[] {
   const add = (values: readonly unknown[], messages: readonly string[], match: Match = 'exact') => {
     for (const value of values) cases.push({ field, value, messages, match });
   };
-  if (spec.required) add([MISSING, null, '', '   ', '\t\n '], [REQUIRED]);
+  if (spec.required) add([MISSING, null, '', '   ', '\t\n ', '\u00a0\u3000'], [REQUIRED]);
   switch (spec.type) {
     case 'String': {
       const { max } = spec;

@@ -26,6 +26,8 @@ function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): str
  */
 export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): readonly FieldValue[][] {
   const { keyPositions } = resource;
+  // Distinct first key parts make distinct keys: checked without building the joined keys.
+  if (keyPositions.length > 1 && distinctAt(keyPositions[0]!, rows)) return rows;
   const keys = new Array<string>(rows.length);
   const seen = new Set<string>();
   for (let r = 0; r < rows.length; r++) {
@@ -39,6 +41,16 @@ export function deduplicate(resource: BatchResource, rows: readonly FieldValue[]
     if (keepLast || !byKey.has(keys[r]!)) byKey.set(keys[r]!, rows[r]!);
   }
   return [...byKey.values()];
+}
+
+/** Every row has its own value at position; stops at the first repeat. */
+function distinctAt(position: number, rows: readonly FieldValue[][]): boolean {
+  const seen = new Set<FieldValue>();
+  for (let r = 0; r < rows.length; r++) {
+    seen.add(rows[r]![position]!);
+    if (seen.size === r) return false;
+  }
+  return true;
 }
 
 /** Rows to one array per column (the given positions): the shape unnest takes. */

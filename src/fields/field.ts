@@ -15,7 +15,11 @@ interface Common {
 
 /** Empty or only white space; only a string that starts with white space needs the trim. */
 function isBlank(text: string): boolean {
-  return text.length === 0 || (/\s/.test(text[0]!) && text.trim() === '');
+  if (text.length === 0) return true;
+  // Printable ASCII other than the space is never white space: no regular expression for it.
+  const first = text.charCodeAt(0);
+  if (first > 32 && first < 127) return false;
+  return /\s/.test(text[0]!) && text.trim() === '';
 }
 
 /**
