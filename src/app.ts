@@ -91,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Answers only; a Content-Encoding request body is not inflated (the body limits count raw bytes).
     globalCompression: true,
     globalDecompression: false,
-    // Below a few kB compression saves less than it costs; error bodies and /health stay plain.
+    // Below a few kB compression saves less than it costs (so /health and most errors stay plain).
     threshold: 4096,
     // Brotli at quality 1 is both faster and smaller than gzip 1 on a 1.5 MB page; deflate left out.
     encodings: ['br', 'gzip'],

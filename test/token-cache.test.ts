@@ -131,7 +131,7 @@ describe('AccessTokenCache', () => {
     assert.equal(cache.size, 0);
   });
 
-  test('bounded: past maxEntries the oldest token is dropped', async () => {
+  test('bounded: past maxEntries the least recently used token is dropped', async () => {
     const key = randomBytes(32);
     const tokens = await Promise.all(
       Array.from({ length: 5 }, (_, n) => signAccessToken(key, { ...SUBJECT, tenantId: n + 1 }, 600)),
@@ -143,9 +143,15 @@ describe('AccessTokenCache', () => {
     assert.deepEqual(await cache.verify(key, tokens[4]!), { ...SUBJECT, tenantId: 5 });
     assert.deepEqual(await cache.verify(key, tokens[2]!), { ...SUBJECT, tenantId: 3 });
     assert.equal(counted.verifications, 5, 'the newest three are still cached');
+    // Tenants 3, 4 and 5 are cached, 5 and then 3 just used: tenant 1 comes in, 4 goes.
     assert.deepEqual(await cache.verify(key, tokens[0]!), { ...SUBJECT, tenantId: 1 });
-    assert.equal(counted.verifications, 6, 'the oldest was dropped and is verified again');
+    assert.equal(counted.verifications, 6, 'a dropped token is verified again');
     assert.equal(cache.size, 3);
+    await cache.verify(key, tokens[4]!);
+    await cache.verify(key, tokens[2]!);
+    assert.equal(counted.verifications, 6, 'the two used most recently were kept');
+    await cache.verify(key, tokens[3]!);
+    assert.equal(counted.verifications, 7, 'tenant 4, the least recently used, was dropped');
   });
 });
 

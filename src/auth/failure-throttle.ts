@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
  * Counts recent failures per key (a client id, an address) in a sliding window and refuses a key that
  * reached its limit until its oldest failure leaves the window. In memory, per process: it slows down
  * guessing and keeps failed logins from burning scrypt time; it is not a quota shared by instances.
- * Bounded: past maxKeys the key failed least recently is forgotten.
+ * Bounded: past maxKeys the key checked or failed least recently is forgotten.
  */
 export class FailureThrottle {
   readonly #failures: LRUCache<string, number[]>;

@@ -26,7 +26,8 @@ function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): str
  */
 export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): readonly FieldValue[][] {
   const { keyPositions } = resource;
-  // Distinct first key parts make distinct keys: checked without building the joined keys.
+  // Distinct first key parts make distinct keys: checked without building the joined keys. (Every
+  // key part is a required field, so a valid row always has it.)
   if (keyPositions.length > 1 && distinctAt(keyPositions[0]!, rows)) return rows;
   const keys = new Array<string>(rows.length);
   const seen = new Set<string>();

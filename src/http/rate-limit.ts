@@ -12,7 +12,8 @@ import { problems } from './problems.js';
  * On PostgreSQL the counts live in the database (table rate_limits), so instances sharing it share
  * the limit; embedded PGlite serves one process only and counts in memory. A statement per request
  * would cost every request a round trip, so an instance claims quota leases: a block of
- * leaseSize(limit) hits of a key at a time, served from memory. The guarantee: instances sharing one
+ * leaseSize(limit) hits of a key at a time (more when more of its requests are waiting), served from
+ * memory. The guarantee: instances sharing one
  * PostgreSQL never admit more than `limit` requests of a key per window in total. What is given up:
  * a key near its limit may be refused up to leaseSize(limit) - 1 requests early for each other
  * instance holding part of a block, and the counts one instance shows (RateLimit-Remaining) do not
@@ -32,8 +33,8 @@ export interface RateLimitStore {
 /**
  * Hits claimed per statement: 1% of the limit, so that the requests an instance may refuse early
  * (an unused part of a block held by another instance) stay a small share of the limit, and at most
- * 100, past which the statements saved no longer matter. A limit under 200 claims one hit at a time:
- * exact, one statement per request.
+ * 100, past which the statements saved no longer matter. A limit under 200 claims one hit at a time
+ * (exact, one statement per request) unless several requests of the key wait for the same claim.
  */
 export function leaseSize(limit: number): number {
   return Math.min(100, Math.max(1, Math.floor(limit / 100)));

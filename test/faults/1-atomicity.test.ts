@@ -148,7 +148,7 @@ describe('atomicity under killed connections and killed processes', () => {
       const pid = await waitForStatement(admin, database.name, 'WITH written', 20_000);
       assert.ok(pid, `${kind.name}: the write statement was seen running`);
       // Somewhere inside the statement: at once, or up to 60 ms into it (the fastest of these
-      // statements, 10,000 stocks, takes about 100 ms since columns go as array literals).
+      // statements, 10,000 prices, takes about 100 ms since columns go as array literals).
       await sleep(Math.random() * 60);
       const { rows } = await admin.query<{ killed: boolean }>('SELECT pg_terminate_backend($1) AS killed', [
         pid,
