@@ -1,17 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PGLITE_CHUNK_ROWS } from '../src/batch/write-batch.js';
+import { loadBatch } from '../src/batch/load-batch.js';
+import { buildWriteSql } from '../src/batch/write-sql.js';
+import type { Database, Queryable } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPglite, PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { fieldMessages } from '../src/fields/messages.js';
+import { products } from '../src/resources/products.js';
+import { stocks } from '../src/resources/stocks.js';
+import { ensureTenant } from '../src/tenants/tenants.js';
 import { appForNewTenant, seedProducts } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { countRows } from './helpers/batch-json.js';
 
 /*
- * A batch larger than one PGlite chunk (write-batch.ts) is still one write: all of it or nothing, its
+ * A batch larger than one PGlite statement (PGLITE_STATEMENT_ROWS) is still one write: all of it or nothing, its
  * repeated keys settled before it is cut, its counts those of the whole batch. PostgreSQL writes it
  * with one statement; the same tests hold there.
  */
 
-const SIZE = PGLITE_CHUNK_ROWS * 2 + 500; // three chunks, the last one short
+const SIZE = PGLITE_STATEMENT_ROWS * 2 + 500; // three chunks, the last one short
 const code = (at: number) => `P${at}`;
 const stock = (at: number, location = 'W1') => ({ product_code: code(at), location, quantity: at });
 
@@ -30,11 +38,11 @@ for (const backend of backends()) {
       assert.deepEqual(refused.body.errors, [
         { index: SIZE - 1, errors: [{ field: 'product_code', message: fieldMessages.unknownProduct }] },
       ]);
-      const [row] = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM stocks WHERE tenant_id = $1',
-        [tenant.tenantId],
+      assert.equal(
+        await countRows(db, 'stocks', tenant.tenantId),
+        0,
+        'the chunks before it were rolled back',
       );
-      assert.equal(row!.n, 0, 'the chunks before it were rolled back');
     });
 
     test('keys repeated across chunk boundaries count once; counts are the whole batch', async () => {
@@ -67,3 +75,51 @@ for (const backend of backends()) {
     });
   });
 }
+
+test('a batch is cut at the statement size the database asks for, inside one transaction; none: one statement', async () => {
+  const db = await openPglite(undefined);
+  try {
+    await migrate(db);
+    const tenant = await ensureTenant(db, 'chunks');
+    await loadBatch(
+      db,
+      tenant,
+      products,
+      Array.from({ length: SIZE }, (_, at) => ({ code: code(at), description: 'chunked' })),
+    );
+    // The real database, its write statements counted and told apart by where they run.
+    const writes: string[] = [];
+    const counted = (target: Queryable, where: string): Queryable => ({
+      exec: (script) => target.exec(script),
+      query: (text, params) => {
+        if (text === buildWriteSql(stocks)) writes.push(where);
+        return target.query(text, params);
+      },
+    });
+    const spied: Database = {
+      ...db,
+      ...counted(db, 'alone'),
+      transaction: (work) => db.transaction((tx) => work(counted(tx, 'in transaction'))),
+    };
+    const first = await loadBatch(
+      spied,
+      tenant,
+      stocks,
+      Array.from({ length: SIZE }, (_, at) => stock(at)),
+    );
+    assert.equal(first.created, SIZE);
+    assert.deepEqual(writes, ['in transaction', 'in transaction', 'in transaction']);
+    writes.length = 0;
+    const whole = { ...spied, statementRows: undefined };
+    const second = await loadBatch(
+      whole,
+      tenant,
+      stocks,
+      Array.from({ length: SIZE }, (_, at) => stock(at, 'W2')),
+    );
+    assert.equal(second.created, SIZE);
+    assert.deepEqual(writes, ['alone']);
+  } finally {
+    await db.close();
+  }
+});

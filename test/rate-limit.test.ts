@@ -10,6 +10,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { LeasingRateLimitStore, leaseSize, MemoryRateLimitStore } from '../src/http/rate-limit.js';
 import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { countRows } from './helpers/batch-json.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
@@ -87,11 +88,7 @@ for (const backend of backends()) {
         payload: JSON.stringify([{ code: 'RL1', description: 'refused' }]),
       });
       assertTooMany(batch, limit);
-      const [row] = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM products WHERE tenant_id = $1',
-        [tenant.tenantId],
-      );
-      assert.equal(row!.n, 0, 'nothing written');
+      assert.equal(await countRows(db, 'products', tenant.tenantId), 0, 'nothing written');
     });
 
     test('counted per subscription key: another key, another tenant, and unauthenticated requests are apart', async () => {

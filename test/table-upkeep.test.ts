@@ -9,6 +9,8 @@ import { deliveries } from '../src/resources/deliveries.js';
 import { products } from '../src/resources/products.js';
 import { generateDeliveries } from '../src/seed/generate.js';
 import { ensureTenant } from '../src/tenants/tenants.js';
+import { appForNewTenant, seedProducts } from './helpers/app.js';
+import { delivery, item } from './helpers/read-data.js';
 
 /*
  * PGlite has no autovacuum: the service runs VACUUM (ANALYZE) of a table's indexed columns itself
@@ -78,6 +80,36 @@ describe('TableUpkeep', () => {
       process.off('warning', onWarning);
     }
     assert.deepEqual(warnings, ['upkeep of table products failed: database gone']);
+  });
+
+  test('batches and acknowledgements tell the database how many rows they changed, per table', async () => {
+    const db = await openPglite(undefined);
+    try {
+      await migrate(db);
+      const told: Array<[string, number]> = [];
+      const tenant = await appForNewTenant({
+        ...db,
+        wrote: async (table, rows) => {
+          told.push([table, rows]);
+        },
+      });
+      await seedProducts(tenant, ['P1', 'P2']);
+      const batch = await tenant.post('/api/deliveries/batch-create', [
+        delivery('D1', { items: [item(1), item(2)] }),
+        delivery('D2', { items: [item(1)] }),
+      ]);
+      assert.equal(batch.status, 201);
+      const ack = await tenant.post('/v1/deliveries/acknowledge', ['D1', 'NOPE']);
+      assert.equal(ack.status, 200);
+      assert.deepEqual(told, [
+        ['products', 2],
+        ['deliveries', 2],
+        ['delivery_items', 3],
+        ['deliveries', 1],
+      ]);
+    } finally {
+      await db.close();
+    }
   });
 
   test('on PGlite, a batch past the threshold leaves statistics and a visibility map', async () => {

@@ -82,13 +82,6 @@ function childParams(resource: BatchResource, rows: readonly FieldValue[][]): Fi
 const statements = new WeakMap<BatchResource, string>();
 
 /**
- * Rows per statement on embedded PGlite: its WebAssembly memory grows to fit the largest statement
- * and never gives it back, so a large batch is written in chunks inside one transaction (still all
- * or nothing). PostgreSQL gets one statement: a round trip per chunk would cost more than it saves.
- */
-export const PGLITE_CHUNK_ROWS = 2_000;
-
-/**
  * The statement's parameters for some distinct rows: the tenant, then one array per column (as array
  * literals: see arrayLiteral), the children's columns last.
  */
@@ -127,11 +120,13 @@ export async function writeBatch(
     return result?.created ?? 0;
   };
   let created: number;
-  if (db.kind === 'pglite' && distinct.length > PGLITE_CHUNK_ROWS) {
+  const chunk = db.statementRows;
+  if (chunk !== undefined && distinct.length > chunk) {
+    // Several statements of the database's size (PGlite), all or nothing together.
     created = await db.transaction(async (tx) => {
       let sum = 0;
-      for (let from = 0; from < distinct.length; from += PGLITE_CHUNK_ROWS) {
-        sum += await write(tx, distinct.slice(from, from + PGLITE_CHUNK_ROWS));
+      for (let from = 0; from < distinct.length; from += chunk) {
+        sum += await write(tx, distinct.slice(from, from + chunk));
       }
       return sum;
     });

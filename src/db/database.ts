@@ -23,6 +23,11 @@ export interface Database extends Queryable {
    * (statistics, visibility map): present on PGlite only, which has no autovacuum. Never throws.
    */
   wrote?(table: string, rows: number): Promise<void>;
+  /**
+   * Rows one write statement should carry at most: a larger batch is written in several statements
+   * inside one transaction (still all or nothing). Absent: one statement, however large.
+   */
+  statementRows?: number;
   /** Connection pool usage, for metrics. Absent on PGlite: one in-process connection, no pool. */
   poolStats?(): PoolStats;
 }

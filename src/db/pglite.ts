@@ -4,6 +4,13 @@ import { type Database, type Queryable, withRetry } from './database.js';
 import { TableUpkeep } from './table-upkeep.js';
 
 /**
+ * Rows per write statement on PGlite: its WebAssembly memory grows to fit the largest statement and
+ * never gives it back. PostgreSQL gets one statement: a round trip per chunk would cost more than it
+ * saves.
+ */
+export const PGLITE_STATEMENT_ROWS = 2_000;
+
+/**
  * Embedded PostgreSQL (WASM). PGlite has a single connection and serialises queries and
  * transactions itself: a query issued while a transaction runs waits for it to finish.
  * dataDir undefined keeps everything in memory (tests).
@@ -27,6 +34,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     query: direct.query,
     exec: direct.exec,
     wrote: (table, rows) => upkeep.wrote(table, rows),
+    statementRows: PGLITE_STATEMENT_ROWS,
     transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
     async close() {
       await db.close();

@@ -1,4 +1,5 @@
 import type { Queryable } from './database.js';
+import { ident } from './sql.js';
 
 /** Rows written to a table since its last upkeep that call for the next one: a floor plus a share. */
 const MIN_CHANGED_ROWS = 1_000;
@@ -64,9 +65,9 @@ export class TableUpkeep {
     state.changed = 0;
     if (state.columns === undefined) {
       const columns = await this.#db.query<{ name: string }>(INDEXED_COLUMNS_SQL, [table]);
-      state.columns = columns.map((column) => `"${column.name}"`).join(', ');
+      state.columns = columns.map((column) => ident(column.name)).join(', ');
     }
-    await this.#db.exec(`VACUUM (ANALYZE) "${table}" (${state.columns})`);
+    await this.#db.exec(`VACUUM (ANALYZE) ${ident(table)} (${state.columns})`);
     state.rows = await this.#rows(table);
   }
 

@@ -166,21 +166,7 @@ export class DecimalField extends Field {
       return undefined;
     }
     const { parts } = input;
-    const integerDigits = this.precision - this.scale;
-    const before = errors.length;
-    if (parts.integer.length > integerDigits) errors.push(m.maxIntegerDigits(integerDigits));
-    if (parts.fraction.length > this.scale) errors.push(m.maxDecimalPlaces(this.scale));
-    if (errors.length > before) return undefined;
-    const text = formatDecimal(parts);
-    // Bounded fields are small (day: Decimal(1,0)), so a float compares them exactly.
-    if (
-      (this.min !== undefined && Number(text) < this.min) ||
-      (this.max !== undefined && Number(text) > this.max)
-    ) {
-      errors.push(m.between(this.min ?? '-∞', this.max ?? '∞'));
-      return undefined;
-    }
-    return text;
+    return this.#withinLimits(parts.integer.length, parts.fraction.length, formatDecimal(parts), errors);
   }
 
   /**
@@ -197,14 +183,23 @@ export class DecimalField extends Field {
     // "0" and "0.5": zero has no integer digits.
     const integerDigits = text.charCodeAt(sign) === 48 ? 0 : integerEnd - sign;
     const fractionDigits = point < 0 ? 0 : text.length - point - 1;
+    return this.#withinLimits(integerDigits, fractionDigits, text, errors);
+  }
+
+  /** The field's precision, scale and bounds, checked on a canonical decimal text and its digits. */
+  #withinLimits(integerDigits: number, fractionDigits: number, text: string, errors: string[]) {
     const allowed = this.precision - this.scale;
     const before = errors.length;
     if (integerDigits > allowed) errors.push(m.maxIntegerDigits(allowed));
     if (fractionDigits > this.scale) errors.push(m.maxDecimalPlaces(this.scale));
     if (errors.length > before) return undefined;
-    if ((this.min !== undefined && value < this.min) || (this.max !== undefined && value > this.max)) {
-      errors.push(m.between(this.min ?? '-∞', this.max ?? '∞'));
-      return undefined;
+    // Bounded fields are small (day: Decimal(1,0)), so a float compares them exactly.
+    if (this.min !== undefined || this.max !== undefined) {
+      const number = Number(text);
+      if ((this.min !== undefined && number < this.min) || (this.max !== undefined && number > this.max)) {
+        errors.push(m.between(this.min ?? '-∞', this.max ?? '∞'));
+        return undefined;
+      }
     }
     return text;
   }

@@ -13,11 +13,11 @@ import { problems } from './problems.js';
  * the limit; embedded PGlite serves one process only and counts in memory. A statement per request
  * would cost every request a round trip, so an instance claims quota leases: a block of
  * leaseSize(limit) hits of a key at a time (more when more of its requests are waiting), served from
- * memory. The guarantee: instances sharing one
- * PostgreSQL never admit more than `limit` requests of a key per window in total. What is given up:
- * a key near its limit may be refused up to leaseSize(limit) - 1 requests early for each other
- * instance holding part of a block, and the counts one instance shows (RateLimit-Remaining) do not
- * include requests another instance serves from a block it already holds.
+ * memory. The guarantee: instances sharing one PostgreSQL never admit more than `limit` requests of a
+ * key per window in total. What is given up: a key near its limit may be refused up to
+ * leaseSize(limit) - 1 requests early for each other instance holding part of a block, and the
+ * counts one instance shows (RateLimit-Remaining) do not include requests another instance serves
+ * from a block it already holds.
  */
 
 /** The count of a key in the current window after this request, and seconds until the window ends. */
