@@ -124,7 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // Guard of every /api and /v1 route: runs before the body is read, sets request.tenantId.
-  const { authenticate, tokenRoutes } = createAuth(options);
+  const { authenticate, tokenRoutes } = createAuth({ ...options, metrics });
   await app.register(tokenRoutes);
 
   for (const resource of batchResources) {

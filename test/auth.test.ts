@@ -32,10 +32,12 @@ function requestToken(
   app: FastifyInstance,
   tenant: Pick<NewTenant, 'clientId' | 'clientSecret'>,
   headers: Record<string, string> = {},
+  remoteAddress = '127.0.0.1',
 ) {
   return app.inject({
     method: 'POST',
     url: '/token',
+    remoteAddress,
     headers: { 'content-type': FORM, ...headers },
     payload: form({
       grant_type: 'client_credentials',
@@ -424,7 +426,7 @@ for (const backend of backends()) {
       assert.equal(withKey.statusCode, 200);
     });
 
-    test('repeated failures for one client id, or from one address, are refused with 429', async () => {
+    test('repeated failures from one address, or for one client id there, are refused with 429', async () => {
       const db = await backend.db();
       const app = await newApp(db);
       const tenant = await newTenant(db);
@@ -433,7 +435,7 @@ for (const backend of backends()) {
         const response = await requestToken(app, { clientId: tenant.clientId, clientSecret: 'wrong' });
         assert.equal(response.statusCode, 400);
       }
-      // Refused even with the right secret, without spending a scrypt on it.
+      // Refused at that address even with the right secret, without spending a scrypt on it.
       const throttled = await requestToken(app, tenant);
       assert.equal(throttled.statusCode, 429);
       assert.equal(throttled.json().error, 'slow_down');
@@ -451,6 +453,30 @@ for (const backend of backends()) {
         assert.equal(response.statusCode, 400);
       }
       assert.equal((await requestToken(app, bystander)).statusCode, 429);
+      // Another address is not concerned.
+      assert.equal((await requestToken(app, bystander, {}, '192.0.2.9')).statusCode, 200);
+    });
+
+    test('wrong secrets for a client id from many addresses do not lock the client out (issue 12 item 4)', async () => {
+      const db = await backend.db();
+      const app = await newApp(db);
+      const tenant = await newTenant(db);
+      const wrong = { clientId: tenant.clientId, clientSecret: 'wrong' };
+      // An attacker who knows the client id, from 3 addresses, 5 wrong secrets each: 15 a minute.
+      const answers: number[] = [];
+      for (let n = 0; n < 15; n++) {
+        answers.push((await requestToken(app, wrong, {}, `203.0.113.${n % 3}`)).statusCode);
+      }
+      // The first 5 are plain refusals; past the client's limit a wrong secret is told to slow down.
+      assert.deepEqual(answers, [...Array(5).fill(400), ...Array(10).fill(429)]);
+      const slowDown = await requestToken(app, wrong, {}, '203.0.113.77');
+      assert.equal(slowDown.statusCode, 429);
+      assert.ok(Number(slowDown.headers['retry-after']) >= 1);
+      // The real client, from its own address (and from a new one), still gets its token at once.
+      assert.equal((await requestToken(app, tenant, {}, '198.51.100.1')).statusCode, 200, 'its own address');
+      assert.equal((await requestToken(app, tenant, {}, '198.51.100.2')).statusCode, 200, 'a new address');
+      // An attacking address is closed for that client, even with the right secret.
+      assert.equal((await requestToken(app, tenant, {}, '203.0.113.0')).statusCode, 429);
     });
 
     test('TOKEN_SECRET signs when set; tokens of another secret are refused', async () => {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { rateLimiterFor } from '../http/rate-limit.js';
@@ -13,6 +14,8 @@ export interface AuthDeps {
   db: Database;
   /** rateLimitPerMinute absent or 0: no rate limit. */
   config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> & Partial<Pick<Config, 'rateLimitPerMinute'>>;
+  /** The app's metrics registry, to which the authentication's own counters are added. */
+  metrics?: { registry: Registry } | undefined;
 }
 
 export interface Auth {
@@ -26,7 +29,7 @@ export interface Auth {
 const CREDENTIAL_CACHE_MS = 30_000;
 
 /** The authentication of one app: its guard and its token endpoint, sharing caches and secrets. */
-export function createAuth({ db, config }: AuthDeps): Auth {
+export function createAuth({ db, config, metrics }: AuthDeps): Auth {
   // Loaded on first use, not at build time: /health answers even before the database does.
   const signingKey = once(() => tokenSigningKey(db, config));
   const keys = new SubscriptionKeyVerifier(
@@ -35,6 +38,16 @@ export function createAuth({ db, config }: AuthDeps): Auth {
     CREDENTIAL_CACHE_MS,
   );
   const clients = new ApiClientVerifier(db, CREDENTIAL_CACHE_MS);
+  if (metrics) {
+    countFrom(
+      metrics.registry,
+      'sfa_client_secret_hashes_total',
+      'Client secrets hashed at POST /token',
+      () => {
+        return clients.hashed;
+      },
+    );
+  }
   return {
     authenticate: createGuard({
       keys,
@@ -48,9 +61,23 @@ export function createAuth({ db, config }: AuthDeps): Auth {
       signingKey,
       tokenTtlSeconds: config.tokenTtlSeconds,
       throttles: {
-        client: new FailureThrottle({ limit: 5, windowMs: 60_000 }),
         address: new FailureThrottle({ limit: 20, windowMs: 60_000 }),
+        clientAtAddress: new FailureThrottle({ limit: 5, windowMs: 60_000 }),
+        client: new FailureThrottle({ limit: 5, windowMs: 60_000 }),
       },
     }),
   };
+}
+
+/** A Prometheus counter read from a running count when scraped. */
+function countFrom(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }

@@ -2,7 +2,8 @@ import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { HttpProblem, OAuthProblem, oauthProblems } from '../http/problems.js';
 import { signAccessToken } from './access-token.js';
 import type { ApiClientVerifier } from './client-verifier.js';
-import type { FailureThrottle } from './failure-throttle.js';
+import type { Attempt, FailureThrottle } from './failure-throttle.js';
+import { HashingBusy } from './hashing-gate.js';
 import type { SubscriptionKeyVerifier } from './key-verifier.js';
 import { readTokenRequest } from './token-request.js';
 
@@ -11,8 +12,12 @@ export interface TokenRouteDeps {
   keys: SubscriptionKeyVerifier;
   signingKey: () => Promise<Uint8Array>;
   tokenTtlSeconds: number;
-  /** Failed client authentications per client id, and per remote address. */
-  throttles: { client: FailureThrottle; address: FailureThrottle };
+  /**
+   * Failed client authentications per remote address and per client id at an address, both refusing
+   * before any hash; and per client id from anywhere, which never refuses a right secret (a client id
+   * is not secret: anyone could otherwise lock its client out) but answers a wrong one 429.
+   */
+  throttles: { address: FailureThrottle; clientAtAddress: FailureThrottle; client: FailureThrottle };
 }
 
 /** A token request is a few hundred bytes. */
@@ -68,33 +73,55 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
       }
 
       // Bounded: a client id is short, and a long one must not make the throttle hold long strings.
-      const clientKey = `client:${clientId.slice(0, 100)}`;
+      const client = clientId.slice(0, 100);
       const addressKey = `address:${request.ip}`;
-      const wait = Math.max(
-        deps.throttles.client.retryAfterSeconds(clientKey),
-        deps.throttles.address.retryAfterSeconds(addressKey),
-      );
-      if (wait > 0) {
-        request.log.warn({ clientId: loggable(clientId) }, 'token request throttled');
-        throw oauthProblems.tooManyFailures(wait);
+      const clientAtAddressKey = `client:${client} address:${request.ip}`;
+      const clientKey = `client:${client}`;
+      // Slots are taken before the hash, so attempts in flight count: a burst cannot pass all at once.
+      const attempts: Attempt[] = [];
+      for (const [throttle, key] of [
+        [deps.throttles.address, addressKey],
+        [deps.throttles.clientAtAddress, clientAtAddressKey],
+      ] as const) {
+        const attempt = throttle.reserve(key);
+        if (attempt === undefined) {
+          for (const taken of attempts) taken.release();
+          request.log.warn({ clientId: loggable(clientId) }, 'token request throttled');
+          throw oauthProblems.tooManyFailures(throttle.retryAfterSeconds(key));
+        }
+        attempts.push(attempt);
       }
       const refuse = (description: string) => {
+        for (const attempt of attempts) attempt.failed();
+        // Past the client's limit a wrong secret is told to slow down; a right one still gets its token.
+        const wait = deps.throttles.client.retryAfterSeconds(clientKey);
         deps.throttles.client.recordFailure(clientKey);
-        deps.throttles.address.recordFailure(addressKey);
         request.log.warn({ clientId: loggable(clientId), reason: description }, 'token refused');
-        return oauthProblems.invalidClient(description, viaBasic);
+        return wait > 0
+          ? oauthProblems.tooManyFailures(wait)
+          : oauthProblems.invalidClient(description, viaBasic);
       };
 
-      const tenantId = await deps.clients.authenticate(clientId, clientSecret);
-      if (tenantId === undefined) throw refuse('Client authentication failed');
-      const key = request.headers['subscription-key'];
-      if (key !== undefined) {
-        const keyTenant = typeof key === 'string' ? await deps.keys.tenantOf(key) : undefined;
-        if (keyTenant === undefined) throw refuse('Invalid or revoked subscription key');
-        if (keyTenant !== tenantId) throw refuse('The subscription key belongs to another tenant');
+      let tenantId: number | undefined;
+      try {
+        tenantId = await deps.clients.authenticate(clientId, clientSecret, request.ip);
+        if (tenantId === undefined) throw refuse('Client authentication failed');
+        const key = request.headers['subscription-key'];
+        if (key !== undefined) {
+          const keyTenant = typeof key === 'string' ? await deps.keys.tenantOf(key) : undefined;
+          if (keyTenant === undefined) throw refuse('Invalid or revoked subscription key');
+          if (keyTenant !== tenantId) throw refuse('The subscription key belongs to another tenant');
+        }
+      } catch (error) {
+        if (!(error instanceof HashingBusy)) throw error;
+        // Nothing was checked: the slots go back (finally), and the client is asked to come back soon.
+        request.log.warn({ clientId: loggable(clientId) }, 'token request refused: hashing busy');
+        throw oauthProblems.hashingBusy(error.retryAfterSeconds);
+      } finally {
+        // A slot not counted as a failure above (success, busy, a database error) is freed.
+        for (const attempt of attempts) attempt.release();
       }
-
-      deps.throttles.client.reset(clientKey);
+      deps.throttles.clientAtAddress.reset(clientAtAddressKey);
       const ttl = deps.tokenTtlSeconds;
       const accessToken = await signAccessToken(await deps.signingKey(), { clientId, tenantId }, ttl);
       request.log.info({ clientId, tenantId }, 'access token issued');

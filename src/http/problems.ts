@@ -117,4 +117,12 @@ export const oauthProblems = {
     new OAuthProblem(429, 'slow_down', `Too many failed attempts; try again in ${retryAfterSeconds} s`, {
       'retry-after': String(retryAfterSeconds),
     }),
+  /** Too many client secrets being checked in this process at once (src/auth/hashing-gate.ts). */
+  hashingBusy: (retryAfterSeconds: number) =>
+    new OAuthProblem(
+      503,
+      'temporarily_unavailable',
+      `Too many token requests being checked; try again in ${retryAfterSeconds} s`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
 };
