@@ -31,7 +31,9 @@ export interface AppOptions {
    * With metricsPort, GET /metrics is served on a listener of its own, opened and closed with the app.
    */
   config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> &
-    Partial<Pick<Config, 'metricsPort' | 'metricsHost' | 'rateLimitPerMinute' | 'trustProxy'>>;
+    Partial<
+      Pick<Config, 'metricsPort' | 'metricsHost' | 'rateLimitPerMinute' | 'trustProxy' | 'publicBaseUrl'>
+    >;
   logLevel?: string;
   /** Where the log lines go instead of stdout (tests that read the log). */
   logStream?: DestinationStream;
@@ -130,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const resource of batchResources) {
     registerBatchRoute(app, resource, { db: options.db, authenticate, metrics });
   }
-  registerReadRoutes(app, { db: options.db, authenticate });
+  registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerDocs(app);
   return app;
 }

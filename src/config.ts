@@ -13,6 +13,11 @@ export interface Config {
   readonly tokenTtlSeconds: number;
   /** Size of the PostgreSQL connection pool. */
   readonly poolSize: number;
+  /**
+   * Longest a PostgreSQL statement may run (DB_STATEMENT_TIMEOUT_MS): set per transaction on the
+   * server and enforced by the client on every query, so it holds behind PgBouncer too.
+   */
+  readonly statementTimeoutMs: number;
   /** Requests per subscription key and minute (RATE_LIMIT_PER_MINUTE); 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
   /** Port of the separate GET /metrics listener (0: any free port); absent: no metrics listener. */
@@ -24,6 +29,11 @@ export interface Config {
    * true (any), a hop count, or a comma-separated list of addresses or CIDR ranges.
    */
   readonly trustProxy: boolean | number | string;
+  /**
+   * PUBLIC_BASE_URL: the scheme, host and path prefix clients reach the service at
+   * (https://api.example.com/backoffice), without a final slash; paging links start with it.
+   */
+  readonly publicBaseUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +61,27 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   );
 }
 
+/** An absolute http(s) URL without credentials, query or fragment; kept without its final slash. */
+function publicBaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const refuse = () =>
+    new ConfigError(
+      `PUBLIC_BASE_URL must be an absolute http:// or https:// URL without query or fragment, got "${raw}"`,
+    );
+  if (!/^https?:\/\/[^/?#]/i.test(raw) || /[?#\s]/.test(raw)) throw refuse();
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse();
+  }
+  // Not echoed: the value holds a password.
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError('PUBLIC_BASE_URL must not carry a user name or password');
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -73,9 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenSecret,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86400),
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     trustProxy: trustProxy(env.TRUST_PROXY),
+    publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
   });
 }

@@ -12,6 +12,7 @@ test('defaults: embedded database under ./data, port 3000 on loopback, generated
   assert.equal(config.logLevel, 'info');
   assert.equal(config.tokenSecret, undefined);
   assert.equal(config.tokenTtlSeconds, 3600);
+  assert.equal(config.statementTimeoutMs, 60_000);
   assert.ok(Object.isFrozen(config));
 });
 
@@ -25,11 +26,13 @@ test('values from the environment', () => {
     TOKEN_SECRET: 'x'.repeat(32),
     TOKEN_TTL_SECONDS: '600',
     DB_POOL_SIZE: '25',
+    DB_STATEMENT_TIMEOUT_MS: '15000',
   });
   assert.equal(config.databaseUrl, 'postgresql://app@db:5432/sfa');
   assert.equal(config.dataDir, '/var/lib/sfa');
   assert.deepEqual([config.port, config.host, config.logLevel], [8080, '0.0.0.0', 'warn']);
   assert.deepEqual([config.tokenTtlSeconds, config.poolSize], [600, 25]);
+  assert.equal(config.statementTimeoutMs, 15_000);
 });
 
 test('a bad value stops the start with a message naming the setting and the value', () => {
@@ -37,6 +40,7 @@ test('a bad value stops the start with a message naming the setting and the valu
     [{ PORT: 'eighty' }, /^PORT must be a whole number from 0 to 65535, got "eighty"$/],
     [{ PORT: '70000' }, /^PORT must be a whole number from 0 to 65535, got "70000"$/],
     [{ DB_POOL_SIZE: '0' }, /^DB_POOL_SIZE must be a whole number from 1 to 200/],
+    [{ DB_STATEMENT_TIMEOUT_MS: '50' }, /^DB_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000/],
     [{ TOKEN_TTL_SECONDS: '30' }, /^TOKEN_TTL_SECONDS must be a whole number from 60 to 86400/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/$/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of .*, got "loud"$/],
@@ -56,4 +60,43 @@ test('TRUST_PROXY: off by default; true, a hop count or addresses; anything else
   assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
   assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1');
   assert.throws(() => loadConfig({ TRUST_PROXY: 'yes please' }), /^ConfigError: TRUST_PROXY must be/);
+});
+
+test('PUBLIC_BASE_URL: an absolute http(s) URL kept without its final slash; anything else refused', () => {
+  assert.equal(loadConfig({}).publicBaseUrl, undefined);
+  assert.equal(
+    loadConfig({ PUBLIC_BASE_URL: 'https://API.example.com/' }).publicBaseUrl,
+    'https://api.example.com',
+  );
+  assert.equal(
+    loadConfig({ PUBLIC_BASE_URL: 'http://10.0.0.7:8080/backoffice/' }).publicBaseUrl,
+    'http://10.0.0.7:8080/backoffice',
+  );
+  assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://[::1]:8443' }).publicBaseUrl, 'https://[::1]:8443');
+  for (const raw of [
+    'api.example.com',
+    '/backoffice',
+    'ftp://api.example.com',
+    'javascript:alert(1)',
+    'https://',
+    'https:///path',
+    'https://api.example.com/?page=1',
+    'https://api.example.com/?',
+    'https://api.example.com/#top',
+    'https://api example.com',
+    'https://api.example.com:99999',
+  ]) {
+    assert.throws(
+      () => loadConfig({ PUBLIC_BASE_URL: raw }),
+      /^ConfigError: PUBLIC_BASE_URL must be an absolute/,
+      raw,
+    );
+  }
+  assert.throws(
+    () => loadConfig({ PUBLIC_BASE_URL: 'https://admin:hunter2@api.example.com' }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.message === 'PUBLIC_BASE_URL must not carry a user name or password' &&
+      !error.message.includes('hunter2'),
+  );
 });

@@ -37,7 +37,7 @@ export function registerCustomerList(app: FastifyInstance, deps: ReadRouteDeps):
     if (modified_from !== undefined) where.push(`c.updated_at >= ${params.add(modified_from)}::timestamp`);
     const direction = q.sort === 'created_at' ? 'ASC' : 'DESC';
     const { page, limit, ...linkFilters } = q;
-    return sendList(deps.db, deps.totals, request, reply, SOURCE, {
+    return sendList(deps, request, reply, SOURCE, {
       tenant,
       tenantId: request.tenantId,
       params,

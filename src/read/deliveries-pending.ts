@@ -50,7 +50,7 @@ export function registerPendingDeliveries(app: FastifyInstance, deps: ReadRouteD
     if (seller_id !== undefined) where.push(`d.seller_id = ${params.add(seller_id)}`);
     if (reported_from !== undefined) where.push(`d.reported_at >= ${params.add(reported_from)}::timestamp`);
     const { page, limit, ...linkFilters } = q;
-    return sendList(deps.db, deps.totals, request, reply, SOURCE, {
+    return sendList(deps, request, reply, SOURCE, {
       tenant,
       tenantId: request.tenantId,
       params,

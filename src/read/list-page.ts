@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/database.js';
 import { type CountedTotal, FilteredTotals } from './filtered-totals.js';
+import { linkBase } from './link-base.js';
 import { pageEnvelope } from './page-envelope.js';
+import type { ReadRouteDeps } from './read-routes.js';
 import type { Params } from './select-list.js';
 
 /** One list endpoint's table, as the page statement needs it. */
@@ -34,13 +36,13 @@ export interface ListRequest {
 
 /** Sends a page statement of a list and answers {data, meta, links}. */
 export async function sendList(
-  db: Queryable,
-  totals: FilteredTotals,
+  deps: Pick<ReadRouteDeps, 'totals' | 'publicBaseUrl'> & { db: Queryable },
   request: FastifyRequest,
   reply: FastifyReply,
   source: ListSource,
   list: ListRequest,
 ) {
+  const { db, totals } = deps;
   const { params } = list;
   const filtered = Object.keys(list.filtersGiven).length > 0;
   const totalKey = filtered ? FilteredTotals.key(list.tenantId, source.counter, list.filtersGiven) : '';
@@ -57,7 +59,9 @@ export async function sendList(
   });
   const [row] = await db.query<PageRow>(sql, params.values);
   if (filtered) totals.set(totalKey, { version: row!.version!, total: row!.total });
-  return sendPage(request, reply, row!, list.page, list.limit, list.linkFilters);
+  // The route's own path, not the request's URL: the links name the endpoint, not what was typed.
+  const baseUrl = `${linkBase(request, deps.publicBaseUrl)}${request.routeOptions.url}`;
+  return sendPage(reply, baseUrl, row!, list.page, list.limit, list.linkFilters);
 }
 
 /** What a page statement answers: one row. */
@@ -75,14 +79,13 @@ export interface PageRow {
  * parse and re-serialise a thousand objects.
  */
 function sendPage(
-  request: FastifyRequest,
   reply: FastifyReply,
+  baseUrl: string,
   row: PageRow,
   page: number,
   limit: number,
   linkFilters: Record<string, string | number | undefined>,
 ) {
-  const baseUrl = `${request.protocol}://${request.host}${request.url.split('?')[0]}`;
   const { meta, links } = pageEnvelope(baseUrl, linkFilters, page, limit, row.total, row.item_count);
   return (
     reply

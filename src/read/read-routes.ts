@@ -11,6 +11,8 @@ export interface ReadRouteDeps {
   authenticate: onRequestHookHandler;
   /** Totals of filtered lists counted by this app, reused while their version holds. */
   totals: FilteredTotals;
+  /** PUBLIC_BASE_URL: where paging links point; absent, the request's well-formed scheme and host. */
+  publicBaseUrl?: string | undefined;
 }
 
 /** The /v1 endpoints: customer list, pending deliveries, acknowledgement. */
