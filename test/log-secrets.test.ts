@@ -183,5 +183,45 @@ for (const backend of backends()) {
       }
       assert.ok(searched >= 2 * secrets.length);
     });
+
+    test('query parameter names spelled another way are redacted in the incoming request line (issue 12 item 8)', async () => {
+      const db = await backend.db();
+      const lines: string[] = [];
+      const app = await buildApp({
+        db,
+        config: testAuthConfig,
+        logLevel: 'info',
+        logStream: { write: (line: string) => lines.push(line) },
+      });
+      after(() => app.close());
+      const spellings = [
+        'client%5Fsecret',
+        'subscription%2Dkey',
+        '%6Bey',
+        'api_key',
+        'password',
+        'clientSecret',
+        'Authorization',
+        'ACCESS-TOKEN',
+        'client_secret%5B%5D',
+      ];
+      for (const [n, name] of spellings.entries()) {
+        for (const path of ['/v1/customers', '/token']) {
+          await app.inject({
+            method: path === '/token' ? 'POST' : 'GET',
+            url: `${path}?${name}=CANARY${n}x`,
+          });
+        }
+      }
+      const incoming = lines.filter((line) => line.includes('"msg":"incoming request"'));
+      assert.equal(incoming.length, 2 * spellings.length);
+      for (const [n, name] of spellings.entries()) {
+        assert.ok(!lines.join('').includes(`CANARY${n}x`), `${name} reached the log`);
+        assert.ok(
+          incoming.some((line) => line.includes(`${name}=[redacted]`)),
+          name,
+        );
+      }
+    });
   });
 }

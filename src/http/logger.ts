@@ -4,11 +4,60 @@ import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogC
 import { type DestinationStream, stdSerializers } from 'pino';
 import { UNMATCHED_ROUTE } from './metrics.js';
 
-/** Query parameters a careless client might put credentials in; their values never reach a log. */
-const SECRET_PARAMETERS = /([?&](?:client_secret|access_token|token|subscription[-_]key|key)=)[^&#]*/gi;
+/**
+ * Query parameter names a careless client might put credentials under, after normalising (below):
+ * the exact names, and any name containing one of the fragments.
+ */
+const SECRET_NAMES = new Set(['key', 'auth', 'pwd', 'passwd', 'pass', 'sig', 'signature', 'code', 'jwt']);
+const SECRET_FRAGMENTS =
+  /secret|token|password|passphrase|apikey|subscriptionkey|authori[sz]ation|credential|bearer|assertion|privatekey|accesskey|sessionkey|cookie/;
 
+/**
+ * A parameter name as a server might read it: `+` as a space, percent-decoded (up to three times,
+ * for names encoded twice or more), case-folded (NFKC then lower case), with every separator or other
+ * non-alphanumeric character dropped: `client%5Fsecret`, `Client-Secret`, `clientSecret` and
+ * `client.secret` all become `clientsecret`.
+ */
+export function normalisedParameterName(raw: string): string {
+  let name = raw.replace(/\+/g, ' ');
+  for (let round = 0; round < 3 && name.includes('%'); round++) {
+    // Valid escapes only: a stray `%` stays as it is rather than failing the whole name.
+    name = name.replace(/(?:%[0-9A-Fa-f]{2})+/g, (escapes) => {
+      try {
+        return decodeURIComponent(escapes);
+      } catch {
+        return escapes;
+      }
+    });
+  }
+  return name
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
+}
+
+function isSecretName(raw: string): boolean {
+  const name = normalisedParameterName(raw);
+  return SECRET_NAMES.has(name) || SECRET_FRAGMENTS.test(name);
+}
+
+/**
+ * The URL of a request as it may be logged: the value of every query parameter whose name could hold
+ * a credential is replaced by [redacted]. Parameters are split on `&` and `;` (some servers read `;`
+ * as a separator too), and a `#` does not end the query (a server may read it as part of a value), so
+ * a secret cannot hide behind any of them.
+ */
 export function withoutSecrets(url: string): string {
-  return url.replace(SECRET_PARAMETERS, '$1[redacted]');
+  const question = url.indexOf('?');
+  if (question < 0) return url;
+  const redacted = url.slice(question + 1).replace(/[^&;]+/g, (parameter) => {
+    const equals = parameter.indexOf('=');
+    if (equals < 0) return parameter;
+    return isSecretName(parameter.slice(0, equals))
+      ? `${parameter.slice(0, equals + 1)}[redacted]`
+      : parameter;
+  });
+  return `${url.slice(0, question + 1)}${redacted}`;
 }
 
 /** A caller's X-Request-Id is kept when it is 1 to 128 visible ASCII characters; anything else is replaced. */
