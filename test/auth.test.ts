@@ -75,7 +75,15 @@ const credentials = (key: string, token: string) => ({
 async function forge(
   db: Database,
   tenant: NewTenant,
-  options: { alg?: string; key?: Uint8Array; iss?: string; aud?: string; exp?: number; typ?: string } = {},
+  options: {
+    alg?: string;
+    key?: Uint8Array;
+    iss?: string;
+    aud?: string;
+    iat?: number;
+    exp?: number;
+    typ?: string;
+  } = {},
 ) {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ tid: tenant.tenantId })
@@ -83,7 +91,7 @@ async function forge(
     .setIssuer(options.iss ?? TOKEN_ISSUER)
     .setAudience(options.aud ?? TOKEN_AUDIENCE)
     .setSubject(tenant.clientId)
-    .setIssuedAt(now - 60)
+    .setIssuedAt(options.iat ?? now - 60)
     .setExpirationTime(options.exp ?? now + 600)
     .sign(options.key ?? (await tokenSigningKey(db, testAuthConfig)));
 }
@@ -248,6 +256,58 @@ for (const backend of backends()) {
       // The same forge with the right claims passes: the cases above fail for their one difference.
       const good = await postProducts(app, credentials(tenant.subscriptionKey, await forge(db, tenant)));
       assert.equal(good.statusCode, 201, good.body);
+    });
+
+    test('a token dated ahead or living longer than TOKEN_TTL_SECONDS is refused (issue 12 item 9)', async () => {
+      const db = await backend.db();
+      const app = await newApp(db);
+      const tenant = await newTenant(db);
+      const now = Math.floor(Date.now() / 1000);
+      const year = 365 * 86_400;
+      const refused: Array<[string, string]> = [
+        ['iat 10 years ahead', await forge(db, tenant, { iat: now + 10 * year, exp: now + 10 * year + 600 })],
+        ['exp 100 years ahead', await forge(db, tenant, { exp: now + 100 * year })],
+        ['iat 2 minutes ahead', await forge(db, tenant, { iat: now + 120, exp: now + 600 })],
+        ['a second longer than the TTL', await forge(db, tenant, { iat: now - 60, exp: now - 60 + 3601 })],
+      ];
+      for (const [name, token] of refused) {
+        const response = await postProducts(app, credentials(tenant.subscriptionKey, token));
+        assert.equal(response.statusCode, 401, name);
+        assert.equal(response.headers['www-authenticate'], invalidToken('The access token is invalid'), name);
+      }
+      // Within the bounds: iat a little ahead (another instance's clock), a lifetime of exactly the TTL.
+      for (const token of [
+        await forge(db, tenant, { iat: now + 30, exp: now + 600 }),
+        await forge(db, tenant, { iat: now - 60, exp: now - 60 + 3600 }),
+      ]) {
+        const response = await postProducts(app, credentials(tenant.subscriptionKey, token));
+        assert.equal(response.statusCode, 201, response.body);
+      }
+    });
+
+    test('a token is accepted in its canonical spelling only (issue 12 item 9)', async () => {
+      const db = await backend.db();
+      const app = await newApp(db);
+      const tenant = await newTenant(db);
+      const token = await tokenOf(app, tenant);
+      // The signature (32 bytes) ends in a character with 2 unused bits: 3 other characters decode to
+      // the same bytes; a trailing `=` is ignored by decoders too.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(token.at(-1)!);
+      assert.equal(last % 4, 0, 'the canonical last character');
+      const spellings = [1, 2, 3].map((bits) => token.slice(0, -1) + alphabet[last + bits]);
+      spellings.push(`${token}=`);
+      for (const spelling of spellings) {
+        assert.deepEqual(
+          Buffer.from(spelling.split('.')[2]!, 'base64url'),
+          Buffer.from(token.split('.')[2]!, 'base64url'),
+          'the same signature bytes',
+        );
+        const response = await postProducts(app, credentials(tenant.subscriptionKey, spelling));
+        assert.equal(response.statusCode, 401, spelling.slice(-4));
+        assert.equal(response.headers['www-authenticate'], invalidToken('The access token is invalid'));
+      }
+      assert.equal((await postProducts(app, credentials(tenant.subscriptionKey, token))).statusCode, 201);
     });
 
     test('revoked key, revoked client, and credentials of two tenants are refused', async () => {

@@ -44,8 +44,40 @@ export interface VerifiedAccessToken {
   expiresAt: number;
 }
 
-/** The subject and expiry of a valid token; throws InvalidAccessToken with a description safe to show. */
-export async function verifyAccessToken(key: Uint8Array, token: string): Promise<VerifiedAccessToken> {
+/** The largest TOKEN_TTL_SECONDS: the lifetime bound of a token when none is given. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+/** How far ahead of this server's clock a token's iat may be: another instance's clock may run ahead. */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * Whether each of the three parts is canonical unpadded base64url: no `=`, and no unused bits set in
+ * its last character. Decoders ignore both, so without this one token had several spellings that all
+ * verified (and each was a new entry of the token cache).
+ */
+function isCanonicalCompactJws(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) =>
+        /^[A-Za-z0-9_-]+$/.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
+}
+
+/**
+ * The subject and expiry of a valid token; throws InvalidAccessToken with a description safe to show.
+ * Besides jose's checks: the token is spelled canonically, its iat is not in the future (beyond the
+ * clock skew), and it lives no longer than maxLifetimeSeconds (TOKEN_TTL_SECONDS): a token signed with
+ * the real key but dated years ahead, or valid for a century, is refused.
+ */
+export async function verifyAccessToken(
+  key: Uint8Array,
+  token: string,
+  maxLifetimeSeconds: number = MAX_TOKEN_LIFETIME_SECONDS,
+  nowMs: number = Date.now(),
+): Promise<VerifiedAccessToken> {
+  if (!isCanonicalCompactJws(token)) throw new InvalidAccessToken('The access token is invalid');
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, key, {
@@ -54,6 +86,7 @@ export async function verifyAccessToken(key: Uint8Array, token: string): Promise
       audience: TOKEN_AUDIENCE,
       typ: TOKEN_TYPE,
       requiredClaims: ['exp', 'iat', 'sub', TENANT_CLAIM],
+      currentDate: new Date(nowMs),
     }));
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw new InvalidAccessToken('The access token expired');
@@ -67,7 +100,11 @@ export async function verifyAccessToken(key: Uint8Array, token: string): Promise
     !Number.isSafeInteger(tenantId) ||
     (tenantId as number) < 1 ||
     typeof clientId !== 'string' ||
-    typeof expiresAt !== 'number'
+    typeof expiresAt !== 'number' ||
+    typeof payload.iat !== 'number' ||
+    payload.iat > Math.floor(nowMs / 1000) + CLOCK_SKEW_SECONDS ||
+    // Both stamps come from the issuer's one clock: no skew is owed here.
+    expiresAt - payload.iat > maxLifetimeSeconds
   ) {
     throw new InvalidAccessToken('The access token is invalid');
   }

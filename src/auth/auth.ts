@@ -53,6 +53,7 @@ export function createAuth({ db, config, metrics }: AuthDeps): Auth {
       keys,
       clients,
       signingKey,
+      tokenTtlSeconds: config.tokenTtlSeconds,
       rateLimiter: rateLimiterFor(db, config.rateLimitPerMinute),
     }),
     tokenRoutes: tokenRoutes({

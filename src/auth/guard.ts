@@ -13,6 +13,8 @@ export interface GuardDeps {
   signingKey: () => Promise<Uint8Array>;
   /** Counts the request against its subscription key once it is authenticated; none: no limit. */
   rateLimiter?: RateLimiter | undefined;
+  /** The longest token lifetime accepted (TOKEN_TTL_SECONDS), for the guard's own token cache. */
+  tokenTtlSeconds?: number;
   /** The tokens already verified; by default one of the guard's own. */
   tokens?: AccessTokenCache;
 }
@@ -27,7 +29,7 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
  * then counted against the rate limit of its key (429 past it).
  */
 export function createGuard(deps: GuardDeps): onRequestHookHandler {
-  const tokens = deps.tokens ?? new AccessTokenCache();
+  const tokens = deps.tokens ?? new AccessTokenCache({ maxLifetimeSeconds: deps.tokenTtlSeconds });
   return async (request, reply) => {
     const key = request.headers['subscription-key'];
     if (typeof key !== 'string' || key === '') throw problems.missingSubscriptionKey();

@@ -10,6 +10,8 @@ import {
 export interface AccessTokenCacheOptions {
   /** Past this many tokens the least recently used goes. */
   maxEntries?: number;
+  /** The longest lifetime (exp - iat) accepted: TOKEN_TTL_SECONDS; by default the largest it may be. */
+  maxLifetimeSeconds?: number;
   /** The full check of a token not seen yet; tests count its calls. */
   verify?: (key: Uint8Array, token: string) => Promise<VerifiedAccessToken>;
   /** Milliseconds since the epoch; tests move it. */
@@ -33,7 +35,8 @@ export class AccessTokenCache {
 
   constructor(options: AccessTokenCacheOptions = {}) {
     this.#entries = new LRUCache({ max: options.maxEntries ?? 10_000 });
-    this.#verify = options.verify ?? verifyAccessToken;
+    const maxLifetime = options.maxLifetimeSeconds;
+    this.#verify = options.verify ?? ((key, token) => verifyAccessToken(key, token, maxLifetime));
     this.#now = options.now ?? Date.now;
   }
 
