@@ -10,9 +10,9 @@ import {
   revokeSubscriptionKey,
 } from './auth/credentials.js';
 import { loadConfig } from './config.js';
-import { openDatabaseForProcess } from './db/data-dir-lock.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
 import { seedTenant } from './seed/seed.js';
 import { type RunningServer, startServer } from './server.js';
@@ -37,7 +37,7 @@ const program = new Command('sfa-backoffice')
 
 /** Runs work on the database of the settings, its schema brought up to date first. */
 async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabaseForProcess(loadConfig());
+  const db = await openDatabase(loadConfig());
   try {
     await migrate(db);
     return await work(db);
@@ -277,7 +277,7 @@ program
   .command('migrate')
   .description('bring the database schema up to date')
   .action(async () => {
-    const db = await openDatabaseForProcess(loadConfig());
+    const db = await openDatabase(loadConfig());
     try {
       const { applied } = await migrate(db);
       print(applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date');
@@ -310,11 +310,12 @@ program
   .command('serve')
   .description('start the HTTP service (settings from the environment: DATABASE_URL, DATA_DIR, PORT, HOST)')
   .action(async () => {
-    const server = await startServer(loadConfig());
-    if (server.demo) printDemoWelcome(server);
+    // Signals are taken from the start: one that arrives while the server starts (its "listening" line
+    // is already out) stops it as soon as it runs, instead of killing the process mid-write.
+    let server: RunningServer | undefined;
     let stopping = false;
     const stop = async (signal: string) => {
-      if (stopping) return;
+      if (stopping || server === undefined) return;
       stopping = true;
       server.app.log.info({ signal }, 'shutting down');
       try {
@@ -325,8 +326,16 @@ program
       }
       process.exit(0);
     };
-    process.once('SIGTERM', () => void stop('SIGTERM'));
-    process.once('SIGINT', () => void stop('SIGINT'));
+    let pending: string | undefined;
+    const onSignal = (signal: string) => {
+      pending ??= signal;
+      void stop(signal);
+    };
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', () => onSignal('SIGINT'));
+    server = await startServer(loadConfig());
+    if (server.demo) printDemoWelcome(server);
+    if (pending) await stop(pending);
   });
 
 program.parseAsync().catch((error: unknown) => {

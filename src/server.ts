@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { openDatabaseForProcess } from './db/data-dir-lock.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
 import { createTenant, hasTenants, type NewTenant } from './tenants/tenants.js';
 
@@ -31,9 +31,7 @@ async function createDemoTenant(db: Database, config: Config): Promise<NewTenant
 /** Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  const db = await openDatabaseForProcess(config, (error) =>
-    app?.log.error({ err: error }, 'database pool error'),
-  );
+  const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
     const demo = await createDemoTenant(db, config);

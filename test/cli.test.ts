@@ -7,8 +7,9 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { LOCK_FILE, lockDataDir, openDatabaseForProcess } from '../src/db/data-dir-lock.js';
+import { LOCK_FILE, lockDataDir } from '../src/db/data-dir-lock.js';
 import { migrate } from '../src/db/migrate.js';
+import { openDatabase } from '../src/db/open.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { testAuthConfig } from './helpers/app.js';
 import { startFirstServe } from './helpers/first-start.js';
@@ -176,7 +177,7 @@ describe('sfa-backoffice command', () => {
 
     // PGlite is one process at a time: the commands have exited and released the directory.
     assert.equal(existsSync(join(dir, LOCK_FILE)), false);
-    const db = await openDatabaseForProcess({ databaseUrl: undefined, dataDir: dir, poolSize: 1 });
+    const db = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolSize: 1 });
     try {
       const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
       try {

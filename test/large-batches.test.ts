@@ -76,7 +76,7 @@ for (const backend of backends()) {
   });
 }
 
-test('a batch is cut at the statement size the database asks for, inside one transaction; none: one statement', async () => {
+test('a batch is cut at the statement size the database asks for, inside one transaction; Infinity: one statement', async () => {
   const db = await openPglite(undefined);
   try {
     await migrate(db);
@@ -110,7 +110,7 @@ test('a batch is cut at the statement size the database asks for, inside one tra
     assert.equal(first.created, SIZE);
     assert.deepEqual(writes, ['in transaction', 'in transaction', 'in transaction']);
     writes.length = 0;
-    const whole = { ...spied, statementRows: undefined };
+    const whole = { ...spied, statementRows: Number.POSITIVE_INFINITY };
     const second = await loadBatch(
       whole,
       tenant,

@@ -39,7 +39,7 @@ describe('TableUpkeep', () => {
   test('runs after 1,000 changed rows plus 20 % of the rows at its last run', async () => {
     let rows = 0;
     const { db, statements } = recording(() => rows);
-    const upkeep = new TableUpkeep(db);
+    const upkeep = new TableUpkeep(db, 'VACUUM (ANALYZE)');
     const vacuums = () => statements.filter((s) => s.startsWith('VACUUM'));
     await upkeep.wrote('products', 999);
     assert.equal(vacuums().length, 0, '999 rows: not yet');
@@ -60,7 +60,7 @@ describe('TableUpkeep', () => {
 
   test('a table seen first starts from the rows the planner counted: a restart waits for 20 % more', async () => {
     const { db, statements } = recording(() => 100_000);
-    const upkeep = new TableUpkeep(db);
+    const upkeep = new TableUpkeep(db, 'VACUUM (ANALYZE)');
     const vacuums = () => statements.filter((s) => s.startsWith('VACUUM'));
     await upkeep.wrote('customers', 20_999);
     assert.equal(vacuums().length, 0, '20,999 of the 21,000 needed at 100,000 rows');
@@ -74,7 +74,7 @@ describe('TableUpkeep', () => {
     const onWarning = (warning: Error) => warnings.push(warning.message);
     process.on('warning', onWarning);
     try {
-      await new TableUpkeep(db).wrote('products', 5_000);
+      await new TableUpkeep(db, 'VACUUM (ANALYZE)').wrote('products', 5_000);
       await new Promise((done) => setImmediate(done));
     } finally {
       process.off('warning', onWarning);

@@ -107,6 +107,8 @@ function asDatabase(db: PGlite): Database {
   return {
     kind: 'pglite',
     ...wrap(db),
+    statementRows: Number.POSITIVE_INFINITY,
+    async wrote() {},
     transaction: (work) => db.transaction((tx) => work(wrap(tx))),
     close: () => db.close(),
   };

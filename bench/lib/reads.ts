@@ -160,6 +160,8 @@ export async function readStatement(path: string, tenant: number): Promise<State
       return [{ total: 0, item_count: 0, data: '[]' }] as Row[];
     },
     async exec() {},
+    statementRows: Number.POSITIVE_INFINITY,
+    async wrote() {},
     transaction: (work) => work(capture),
     async close() {},
   };

@@ -168,6 +168,8 @@ export async function rawStatement(
       return [{ created: 0 }] as Row[];
     },
     async exec() {},
+    statementRows: Number.POSITIVE_INFINITY,
+    async wrote() {},
     transaction: (work) => work(capture),
     async close() {},
   };

@@ -121,7 +121,7 @@ export async function writeBatch(
   };
   let created: number;
   const chunk = db.statementRows;
-  if (chunk !== undefined && distinct.length > chunk) {
+  if (distinct.length > chunk) {
     // Several statements of the database's size (PGlite), all or nothing together.
     created = await db.transaction(async (tx) => {
       let sum = 0;
@@ -137,11 +137,11 @@ export async function writeBatch(
     resource.onExisting === 'ignore'
       ? { created, updated: 0, ignored: rows.length - created }
       : { created, updated: distinct.length - created, ignored: rows.length - distinct.length };
-  if (db.wrote) await noteWrites(db.wrote.bind(db), resource, distinct, counts);
+  await noteWrites(db.wrote.bind(db), resource, distinct, counts);
   return counts;
 }
 
-/** Tells the database's upkeep (PGlite) how many rows the batch changed, its children's included. */
+/** Tells the database's upkeep how many rows the batch changed, its children's included. */
 async function noteWrites(
   wrote: (table: string, rows: number) => Promise<void>,
   resource: BatchResource,

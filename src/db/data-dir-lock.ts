@@ -1,8 +1,5 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
-import type { Database } from './database.js';
-import { openDatabase } from './open.js';
 
 /** The lock file in DATA_DIR; it holds the pid of the process using the directory. */
 export const LOCK_FILE = 'sfa-backoffice.lock';
@@ -85,36 +82,4 @@ export function lockDataDir(dataDir: string): () => void {
   };
   process.on('exit', release);
   return release;
-}
-
-/**
- * Opens the database for this process: embedded PGlite under the data directory lock, released when
- * the database closes; PostgreSQL as it is (any number of processes may use it).
- */
-export async function openDatabaseForProcess(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'poolSize'>,
-  onPoolError?: (error: Error) => void,
-): Promise<Database> {
-  if (config.databaseUrl) return openDatabase(config, onPoolError);
-  const release = lockDataDir(config.dataDir);
-  let db: Database;
-  try {
-    db = await openDatabase(config, onPoolError);
-  } catch (error) {
-    release();
-    throw error;
-  }
-  return {
-    kind: db.kind,
-    query: db.query,
-    exec: db.exec,
-    transaction: db.transaction,
-    async close() {
-      try {
-        await db.close();
-      } finally {
-        release();
-      }
-    },
-  };
 }

@@ -19,15 +19,16 @@ export interface Database extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /**
-   * Told how many rows a write changed in a table, for the upkeep autovacuum does on PostgreSQL
-   * (statistics, visibility map): present on PGlite only, which has no autovacuum. Never throws.
+   * Told how many rows a write changed in a table, so that the planner's statistics follow a bulk
+   * load at once instead of whenever autovacuum gets to it (PGlite has no autovacuum at all). Never
+   * throws.
    */
-  wrote?(table: string, rows: number): Promise<void>;
+  wrote(table: string, rows: number): Promise<void>;
   /**
    * Rows one write statement should carry at most: a larger batch is written in several statements
-   * inside one transaction (still all or nothing). Absent: one statement, however large.
+   * inside one transaction (still all or nothing). Infinity: one statement, however large.
    */
-  statementRows?: number;
+  readonly statementRows: number;
   /** Connection pool usage, for metrics. Absent on PGlite: one in-process connection, no pool. */
   poolStats?(): PoolStats;
 }

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.js';
 import { type Database, type Queryable, withRetry } from './database.js';
 import { TableUpkeep } from './table-upkeep.js';
 
@@ -13,11 +13,18 @@ export const PGLITE_STATEMENT_ROWS = 2_000;
 /**
  * Embedded PostgreSQL (WASM). PGlite has a single connection and serialises queries and
  * transactions itself: a query issued while a transaction runs waits for it to finish.
+ * A data directory is held under its lock file from open to close (two processes would corrupt it);
  * dataDir undefined keeps everything in memory (tests).
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
+  const release = dataDir === undefined ? () => {} : lockDataDir(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
   const wrap = (target: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<Row>(text: string, params?: readonly unknown[]) {
       const result = await target.query<Row>(text, params as unknown[] | undefined);
@@ -28,7 +35,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     },
   });
   const direct = wrap(db);
-  const upkeep = new TableUpkeep(direct);
+  // No autovacuum here: without it a table never gets statistics nor a visibility map.
+  const upkeep = new TableUpkeep(direct, 'VACUUM (ANALYZE)');
   return {
     kind: 'pglite',
     query: direct.query,
@@ -37,7 +45,11 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     statementRows: PGLITE_STATEMENT_ROWS,
     transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
     async close() {
-      await db.close();
+      try {
+        await db.close();
+      } finally {
+        release();
+      }
     },
   };
 }

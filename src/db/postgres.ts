@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { type Database, type Queryable, withRetry } from './database.js';
+import { isConnectionError } from './failures.js';
+import { TableUpkeep } from './table-upkeep.js';
 
 export interface PostgresOptions {
   connectionString: string;
@@ -7,9 +9,22 @@ export interface PostgresOptions {
   /** Reported to PostgreSQL, visible in pg_stat_activity. */
   applicationName?: string;
   onPoolError?: (error: Error) => void;
+  /** Server-side bound of one statement inside a transaction (default 60 s). */
+  statementTimeoutMs?: number;
+  /** Wait for a connection of the pool, or for a new one to open (default 5 s). */
+  acquireTimeoutMs?: number;
 }
 
-function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+const STATEMENT_TIMEOUT_MS = 60_000;
+/** The client gives up a little after the server would have, so the server's error is the one seen. */
+const CLIENT_MARGIN_MS = 2_000;
+const ACQUIRE_TIMEOUT_MS = 5_000;
+/** After the server refused a connection as one too many, the pool stays at its size for this long. */
+const SHRUNK_FOR_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+function queryable(client: pg.PoolClient): Queryable {
   return {
     async query<Row>(text: string, params?: readonly unknown[]) {
       const result = await client.query(text, params as unknown[] | undefined);
@@ -21,47 +36,108 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+/**
+ * PostgreSQL through a `pg` pool, directly or behind PgBouncer in transaction mode: no setting is sent
+ * as a connection startup parameter (the pooler refuses those it does not know) and no session state
+ * is relied on. Timeouts are enforced per transaction (SET LOCAL) and by the client on every query.
+ */
 export function openPostgres(options: PostgresOptions): Database {
+  const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+  const acquireTimeoutMs = options.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize,
     application_name: options.applicationName ?? 'sfa-backoffice',
     // Fail fast instead of hanging when the database is down or overloaded.
-    connectionTimeoutMillis: 5_000,
-    statement_timeout: 60_000,
-    idle_in_transaction_session_timeout: 60_000,
+    connectionTimeoutMillis: acquireTimeoutMs,
+    // A query a pooler holds while its server is down, or a server that stopped answering, must not
+    // hold the request: the client gives up, and the connection is discarded (see release below).
+    query_timeout: statementTimeoutMs + CLIENT_MARGIN_MS,
     idleTimeoutMillis: 30_000,
   });
   // An idle client losing its connection emits 'error' on the pool; unhandled, it would end the process.
   pool.on('error', (error) => options.onPoolError?.(error));
-  const direct = queryable(pool);
-  return {
+  // One BEGIN round trip also bounds the transaction's statements and idle time on the server.
+  const begin = `BEGIN; SET LOCAL statement_timeout = ${statementTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${statementTimeoutMs}`;
+
+  let restoreSize: NodeJS.Timeout | undefined;
+  /**
+   * A connection of the pool. When the server refuses a new one as one too many (53300: other
+   * instances hold the rest of max_connections) while this pool holds connections of its own, the pool
+   * stops growing for a while and the request waits for one of those, within the acquire timeout.
+   */
+  async function acquire(): Promise<pg.PoolClient> {
+    const deadline = Date.now() + acquireTimeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.connect();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '53300' || pool.totalCount === 0) throw error;
+        if (Date.now() + 50 >= deadline) throw error;
+        pool.options.max = Math.max(1, pool.totalCount);
+        clearTimeout(restoreSize);
+        restoreSize = setTimeout(() => {
+          pool.options.max = options.poolSize;
+        }, SHRUNK_FOR_MS).unref();
+        await sleep(Math.min(10 * attempt, 50));
+      }
+    }
+  }
+
+  /**
+   * Gives the connection back, or ends it when its state is unknown or its server is the wrong one:
+   * a broken link, a client-side timeout (the statement may still run), or a server that no longer
+   * accepts writes (a standby after a switchover): the pool then opens a new one, to the new primary.
+   */
+  function release(client: pg.PoolClient, error: unknown): void {
+    client.release(error !== undefined && isConnectionError(error) ? (error as Error) : undefined);
+  }
+
+  const database: Database = {
     kind: 'postgres',
-    query: direct.query,
-    exec: direct.exec,
+    // One statement however large: a round trip per chunk would cost more than it saves.
+    statementRows: Number.POSITIVE_INFINITY,
+    async query<Row>(text: string, params?: readonly unknown[]) {
+      const client = await acquire();
+      try {
+        const result = await client.query(text, params as unknown[] | undefined);
+        client.release();
+        return result.rows as Row[];
+      } catch (error) {
+        release(client, error);
+        throw error;
+      }
+    },
+    async exec(script: string) {
+      await database.query(script);
+    },
     async transaction(work) {
       return withRetry(async () => {
-        const client = await pool.connect();
-        let broken: Error | undefined;
+        const client = await acquire();
         try {
-          await client.query('BEGIN');
+          await client.query(begin);
           const result = await work(queryable(client));
           await client.query('COMMIT');
+          client.release();
           return result;
         } catch (error) {
-          try {
-            await client.query('ROLLBACK');
-          } catch (rollbackError) {
-            broken = rollbackError as Error;
+          let broken = isConnectionError(error) ? error : undefined;
+          if (broken === undefined) {
+            try {
+              await client.query('ROLLBACK');
+            } catch (rollbackError) {
+              // A client whose rollback failed is in an unknown state: end it rather than reuse it.
+              broken = rollbackError;
+            }
           }
+          client.release(broken as Error | undefined);
           throw error;
-        } finally {
-          // A client whose rollback failed is in an unknown state: destroy it rather than reuse it.
-          client.release(broken);
         }
       });
     },
+    wrote: (table, rows) => upkeep.wrote(table, rows),
     async close() {
+      clearTimeout(restoreSize);
       await pool.end();
     },
     poolStats: () => ({
@@ -71,4 +147,6 @@ export function openPostgres(options: PostgresOptions): Database {
       waiting: pool.waitingCount,
     }),
   };
+  const upkeep = new TableUpkeep(database, 'ANALYZE');
+  return database;
 }

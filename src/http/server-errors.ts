@@ -1,3 +1,5 @@
+import { isConnectionError, sqlState } from '../db/failures.js';
+
 /**
  * Classifies an unexpected failure into the spec's 500 messages (backoffice-api.md 7.1). The client
  * gets a short, safe detail and the request id; the full error goes to the log.
@@ -9,33 +11,6 @@ export class ValidationCrash extends Error {
     super('validation failed unexpectedly', { cause });
     this.name = 'ValidationCrash';
   }
-}
-
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'EPIPE',
-  'EAI_AGAIN',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-]);
-const CONNECTION_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|not queryable|PGlite is closed|Client was closed|Cannot use a pool after calling end/i;
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-export function isConnectionError(error: unknown): boolean {
-  const code = sqlState(error);
-  if (code && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-  return error instanceof Error && CONNECTION_MESSAGES.test(error.message);
 }
 
 export function serverErrorMessage(error: unknown, requestId: string): string {

@@ -56,7 +56,7 @@ export function registerAcknowledge(app: FastifyInstance, deps: ReadRouteDeps): 
       );
       const notFound = missing.map((row) => row.code);
       // An upper bound (codes acknowledged before count again): enough for the upkeep's threshold.
-      await deps.db.wrote?.('deliveries', distinct.length - notFound.length);
+      await deps.db.wrote('deliveries', distinct.length - notFound.length);
       return reply.code(200).send({
         statusCode: 200,
         message: 'Deliveries acknowledged',
