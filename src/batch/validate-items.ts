@@ -1,5 +1,6 @@
 import { type Field, type FieldValue, ItemsField } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
+import { echoedName, itemCut, MAX_ERRORS_PER_ANSWER, MAX_ERRORS_PER_ITEM } from '../http/error-limits.js';
 import type { BatchResource } from './resource.js';
 
 export interface FieldError {
@@ -66,10 +67,16 @@ function shapeOf(table: Readonly<Record<string, Field>>): ObjectShape {
 }
 
 /**
+ * An item's list holds one problem past the cap: enough to know it must be cut, and nothing more is
+ * looked for (src/http/error-limits.ts).
+ */
+const isFull = (out: readonly FieldError[]) => out.length > MAX_ERRORS_PER_ITEM;
+
+/**
  * Checks one object against a field table, appending every problem to out (field names prefixed
- * for children: "items[2].product_code"). Reads only own properties, so "__proto__" or
- * "constructor" keys are unknown fields, never prototypes. Returns the normalised row; a field with
- * a problem is left undefined.
+ * for children: "items[2].product_code") until out is full. Reads only own properties, so
+ * "__proto__" or "constructor" keys are unknown fields, never prototypes. Returns the normalised
+ * row; a field with a problem, or not looked at, is left undefined.
  */
 function checkObject(
   shape: ObjectShape,
@@ -81,6 +88,7 @@ function checkObject(
   const row: FieldValue[] = new Array(fields.length);
   const messages: string[] = [];
   for (let at = 0; at < fields.length; at++) {
+    if (isFull(out)) return row;
     const name = names[at]!;
     const field = fields[at]!;
     const value = !shadowsPrototype[at] || Object.hasOwn(item, name) ? item[name] : undefined;
@@ -97,8 +105,11 @@ function checkObject(
       row[at] = checked as FieldValue;
     }
   }
+  if (isFull(out)) return row;
   for (const name of Object.keys(item)) {
-    if (!shape.known.has(name)) out.push({ field: prefix + name, message: fieldMessages.unknownField });
+    if (shape.known.has(name)) continue;
+    out.push({ field: prefix + echoedName(name), message: fieldMessages.unknownField });
+    if (isFull(out)) break;
   }
   return row;
 }
@@ -122,11 +133,13 @@ function checkChildren(
   const keyAt = shape.names.indexOf(field.key);
   const seen = new Set<FieldValue>();
   const before = out.length;
-  const rows = value.map((child, index) => {
+  const rows: FieldValue[][] = [];
+  for (let index = 0; index < value.length && !isFull(out); index++) {
+    const child = value[index];
     const childPath = `${path}[${index}]`;
     if (!isPlainObject(child)) {
       out.push({ field: childPath, message: fieldMessages.itemMustBeObject });
-      return [];
+      continue;
     }
     const row = checkObject(shape, child, `${childPath}.`, out);
     const key = row[keyAt];
@@ -135,25 +148,35 @@ function checkChildren(
         out.push({ field: `${childPath}.${field.key}`, message: fieldMessages.duplicateInItems });
       seen.add(key);
     }
-    return row;
-  });
+    rows.push(row);
+  }
   return out.length > before ? undefined : rows;
 }
 
-/** Checks every item against the field table and collects every problem of every item. */
+/**
+ * Checks every item against the field table and collects the problems of every item: at most
+ * MAX_ERRORS_PER_ITEM per item (then itemCut), and no item is looked at once the batch has more
+ * problems than an answer lists (problems.invalidItems cuts the list there). Either way the batch is
+ * refused: the problems not looked for could not change the answer.
+ */
 export function validateItems(resource: BatchResource, items: readonly unknown[]): ValidatedBatch {
   const shape = shapeOf(resource.fields);
   const rows: (FieldValue[] | undefined)[] = new Array(items.length);
   const errors: ItemError[] = [];
-  for (let index = 0; index < items.length; index++) {
+  let problems = 0;
+  for (let index = 0; index < items.length && problems <= MAX_ERRORS_PER_ANSWER; index++) {
     const item = items[index];
     if (!isPlainObject(item)) {
       errors.push({ index, errors: [{ field: null, message: fieldMessages.itemMustBeObject }] });
+      problems++;
       continue;
     }
     const itemErrors: FieldError[] = [];
     rows[index] = checkObject(shape, item, '', itemErrors);
-    if (itemErrors.length > 0) errors.push({ index, errors: itemErrors });
+    if (itemErrors.length === 0) continue;
+    if (isFull(itemErrors)) itemErrors.splice(MAX_ERRORS_PER_ITEM, Infinity, itemCut);
+    errors.push({ index, errors: itemErrors });
+    problems += itemErrors.length;
   }
   return { rows, errors };
 }
@@ -173,6 +196,7 @@ export function markUnknownProducts(
     if (code === undefined || !missing.has(code as string)) return;
     const error = { field: name, message: fieldMessages.unknownProduct };
     const existing = byIndex.get(index);
+    if (existing?.errors.at(-1) === itemCut) return;
     if (existing) existing.errors.push(error);
     else batch.errors.push({ index, errors: [error] });
   });

@@ -1,3 +1,5 @@
+import { cutAnswer } from './error-limits.js';
+
 /**
  * The catalogue of error answers: every error body of the service is made here, in the spec's shape
  * {statusCode, errors: [...]} (backoffice-api.md 7.1, extensions.md 2 and 6).
@@ -42,7 +44,8 @@ export const problems = {
   notAnArray: () => arrayProblem('Request body must be an array'),
   emptyArray: () => arrayProblem('Request body cannot be empty'),
   tooManyItems: (max: number) => arrayProblem(`Array exceeds maximum limit of ${max} items`),
-  invalidItems: (errors: readonly object[]) => new HttpProblem(400, errors),
+  /** One element per invalid item; a list past MAX_ERRORS_PER_ANSWER problems is cut (error-limits.ts). */
+  invalidItems: (errors: readonly object[]) => new HttpProblem(400, cutAnswer(errors)),
   bodyTooLarge: (limit: number) =>
     new HttpProblem(413, [{ message: `Request body exceeds the limit of ${limit} bytes for this endpoint` }]),
   unsupportedMediaType: () => new HttpProblem(415, [{ message: 'Content-Type must be application/json' }]),
