@@ -43,9 +43,13 @@ export function createAuth({ db, config, metrics }: AuthDeps): Auth {
       metrics.registry,
       'sfa_client_secret_hashes_total',
       'Client secrets hashed at POST /token',
-      () => {
-        return clients.hashed;
-      },
+      () => clients.hashed,
+    );
+    countFrom(
+      metrics.registry,
+      'sfa_subscription_key_lookups_total',
+      'Subscription key rows read from the database (cache misses)',
+      () => keys.lookups,
     );
   }
   return {
@@ -54,6 +58,7 @@ export function createAuth({ db, config, metrics }: AuthDeps): Auth {
       clients,
       signingKey,
       tokenTtlSeconds: config.tokenTtlSeconds,
+      keyFailures: new FailureThrottle({ limit: 20, windowMs: 60_000 }),
       rateLimiter: rateLimiterFor(db, config.rateLimitPerMinute),
     }),
     tokenRoutes: tokenRoutes({

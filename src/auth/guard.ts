@@ -3,6 +3,7 @@ import { problems } from '../http/problems.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { type AccessTokenSubject, InvalidAccessToken } from './access-token.js';
 import type { ApiClientVerifier } from './client-verifier.js';
+import type { Attempt, FailureThrottle } from './failure-throttle.js';
 import type { SubscriptionKeyVerifier } from './key-verifier.js';
 import { subscriptionKeyId } from './subscription-key.js';
 import { AccessTokenCache } from './token-cache.js';
@@ -15,6 +16,11 @@ export interface GuardDeps {
   rateLimiter?: RateLimiter | undefined;
   /** The longest token lifetime accepted (TOKEN_TTL_SECONDS), for the guard's own token cache. */
   tokenTtlSeconds?: number;
+  /**
+   * Subscription keys looked up in the database and not found valid, per tenant of the token sent
+   * with them: past the limit, a key that would need a lookup gets 429 (keys already cached still pass).
+   */
+  keyFailures?: FailureThrottle | undefined;
   /** The tokens already verified; by default one of the guard's own. */
   tokens?: AccessTokenCache;
 }
@@ -46,10 +52,27 @@ export function createGuard(deps: GuardDeps): onRequestHookHandler {
       if (error instanceof InvalidAccessToken) throw problems.invalidAccessToken(error.message);
       throw error;
     }
-    const [keyTenant, clientTenant] = await Promise.all([
-      deps.keys.tenantOf(key),
-      deps.clients.activeTenantOf(subject.clientId),
-    ]);
+    // Only a valid token gets this far, so its tenant answers for the lookups of unknown keys: random
+    // key ids would otherwise each cost a query. A slot is taken before the lookup, so a burst counts.
+    const failuresKey = `tenant:${subject.tenantId}`;
+    let lookup: Attempt | undefined;
+    if (deps.keyFailures && deps.keys.needsLookup(key)) {
+      lookup = deps.keyFailures.reserve(failuresKey);
+      if (lookup === undefined) {
+        throw problems.tooManyKeyFailures(deps.keyFailures.retryAfterSeconds(failuresKey));
+      }
+    }
+    let keyTenant: number | undefined;
+    let clientTenant: number | undefined;
+    try {
+      [keyTenant, clientTenant] = await Promise.all([
+        deps.keys.tenantOf(key),
+        deps.clients.activeTenantOf(subject.clientId),
+      ]);
+      if (keyTenant === undefined) lookup?.failed();
+    } finally {
+      lookup?.release();
+    }
     if (keyTenant === undefined) throw problems.invalidSubscriptionKey();
     if (clientTenant !== subject.tenantId) throw problems.invalidAccessToken('The access token was revoked');
     if (keyTenant !== subject.tenantId) throw problems.credentialsOfDifferentTenants();

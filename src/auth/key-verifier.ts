@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
 import { subscriptionKeyId, subscriptionKeyMatches } from './subscription-key.js';
 import { TtlCache } from './ttl-cache.js';
@@ -9,26 +10,42 @@ interface StoredKey {
 }
 
 /**
- * Checks subscription keys on every request. The stored row of a key id is cached for a short time
- * (unknown ids too), so most requests cost an HMAC and no query; the hash is compared on every request.
- * A revocation therefore reaches a running server within cacheMs.
+ * Checks subscription keys on every request. The stored row of a key id is cached for a short time,
+ * so most requests cost an HMAC and no query; the hash is compared on every request. A revocation
+ * therefore reaches a running server within cacheMs. Ids with no row are remembered as long, in a
+ * cache of their own: a stream of random ids churns that one and never pushes real keys out.
  */
 export class SubscriptionKeyVerifier {
   readonly #db: Queryable;
   readonly #hashingSecret: () => Promise<Uint8Array>;
-  readonly #cache: TtlCache<StoredKey | null>;
+  readonly #known: TtlCache<StoredKey | null>;
+  readonly #unknown: LRUCache<string, true>;
+  readonly #cacheMs: number;
+  /** Rows read from the database (the metric sfa_subscription_key_lookups_total). */
+  lookups = 0;
 
   constructor(db: Queryable, hashingSecret: () => Promise<Uint8Array>, cacheMs: number) {
     this.#db = db;
     this.#hashingSecret = hashingSecret;
-    this.#cache = new TtlCache(cacheMs);
+    this.#cacheMs = cacheMs;
+    this.#known = new TtlCache(cacheMs, 10_000, (stored) => stored !== null);
+    this.#unknown = new LRUCache({ max: 10_000, ttl: Math.max(1, cacheMs), ttlAutopurge: false });
+  }
+
+  /**
+   * Whether checking this key would read the database: a well-formed key whose id is in no cache and
+   * not being read already (a burst of one key costs one lookup, and is counted once).
+   */
+  needsLookup(key: string): boolean {
+    const keyId = subscriptionKeyId(key);
+    return keyId !== undefined && !this.#known.has(keyId) && !this.#unknown.has(keyId);
   }
 
   /** The tenant of a valid key that is not revoked; undefined for any other value. */
   async tenantOf(key: string): Promise<number | undefined> {
     const keyId = subscriptionKeyId(key);
-    if (keyId === undefined) return undefined;
-    const stored = await this.#cache.get(keyId, () => this.#load(keyId));
+    if (keyId === undefined || this.#unknown.has(keyId)) return undefined;
+    const stored = await this.#known.get(keyId, () => this.#load(keyId));
     if (stored === null || stored.revoked) return undefined;
     return subscriptionKeyMatches(await this.#hashingSecret(), key, stored.keyHash)
       ? stored.tenantId
@@ -36,11 +53,13 @@ export class SubscriptionKeyVerifier {
   }
 
   async #load(keyId: string): Promise<StoredKey | null> {
+    this.lookups++;
     const [row] = await this.#db.query<StoredKey>(
       `SELECT tenant_id AS "tenantId", key_hash AS "keyHash", revoked_at IS NOT NULL AS revoked
        FROM subscription_keys WHERE key_id = $1`,
       [keyId],
     );
+    if (row === undefined && this.#cacheMs > 0) this.#unknown.set(keyId, true);
     return row ?? null;
   }
 }

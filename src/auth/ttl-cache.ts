@@ -9,9 +9,20 @@ export class TtlCache<V> {
   readonly #loading = new Map<string, Promise<V>>();
   readonly #ttlMs: number;
 
-  constructor(ttlMs: number, maxEntries = 10_000) {
+  readonly #keep: (value: V) => boolean;
+
+  /** keep: which loaded values are cached (by default all); the others are loaded again next time. */
+  constructor(ttlMs: number, maxEntries = 10_000, keep: (value: V) => boolean = () => true) {
     this.#ttlMs = ttlMs;
     this.#entries = new LRUCache({ max: maxEntries });
+    this.#keep = keep;
+  }
+
+  /** Whether get would start no load: the key has a fresh entry, or its load is already under way. */
+  has(key: string): boolean {
+    if (this.#loading.has(key)) return true;
+    const entry = this.#entries.peek(key);
+    return entry !== undefined && entry.expires > Date.now();
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
@@ -30,7 +41,7 @@ export class TtlCache<V> {
   }
 
   #set(key: string, value: V): void {
-    if (this.#ttlMs <= 0) return;
+    if (this.#ttlMs <= 0 || !this.#keep(value)) return;
     this.#entries.set(key, { value, expires: Date.now() + this.#ttlMs });
   }
 }

@@ -68,6 +68,35 @@ export const problems = {
       ],
       { ...headers, 'retry-after': String(retryAfter) },
     ),
+  /** Too many unknown subscription keys sent with one tenant's token (src/auth/guard.ts). */
+  tooManyKeyFailures: (retryAfter: number) =>
+    new HttpProblem(
+      429,
+      [{ message: `Too many requests with an invalid subscription key; retry in ${retryAfter} seconds` }],
+      { 'retry-after': String(retryAfter) },
+    ),
+  /** The tenant already has as many batches waiting as it may (src/batch/batch-admission.ts). */
+  batchQueueFull: (retryAfter: number) =>
+    new HttpProblem(
+      429,
+      [
+        {
+          message: `Too many batches of this tenant are waiting to be processed; retry in ${retryAfter} seconds`,
+        },
+      ],
+      { 'retry-after': String(retryAfter) },
+    ),
+  /** A batch waited too long for its turn; nothing of it was read or written. */
+  batchBusy: (retryAfter: number) =>
+    new HttpProblem(
+      503,
+      [
+        {
+          message: `The service is busy with other batches; this one was not started, retry in ${retryAfter} seconds`,
+        },
+      ],
+      { 'retry-after': String(retryAfter) },
+    ),
   /** 500 with one of the spec's four prefixes; detail is safe to show (no SQL, no stack). */
   server: (message: string) => new HttpProblem(500, [{ message }]),
 
