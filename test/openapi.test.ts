@@ -219,6 +219,27 @@ describe('the OpenAPI document', () => {
     assert.ok(committed === openApiJson(), 'docs/openapi.json is out of date: run `npm run openapi`');
   });
 
+  test('its text speaks of the API, not of documents integrators never see', () => {
+    const texts: string[] = [];
+    const collect = (value: unknown) => {
+      if (Array.isArray(value)) value.forEach(collect);
+      else if (value && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) {
+          if (['title', 'summary', 'description'].includes(key) && typeof inner === 'string')
+            texts.push(inner);
+          else collect(inner);
+        }
+      }
+    };
+    collect(doc);
+    assert.ok(texts.length > 100);
+    for (const text of texts) {
+      assert.doesNotMatch(text, /\.md\b|backoffice-api|extensions|\bsection\b|\bspec\b/i, text);
+      // Section numbers such as (4.3 to 4.9); RFC sections (RFC 6749 5.1) name a public document.
+      assert.doesNotMatch(text.replace(/RFC \d+ \d+(\.\d+)*/g, ''), /\(\d+\.\d+\b/, text);
+    }
+  });
+
   test('every component schema compiles as strict JSON Schema 2020-12', () => {
     for (const name of Object.keys(doc.components.schemas)) {
       assert.doesNotThrow(() => validatorOf({ $ref: `#/components/schemas/${name}` }), name);

@@ -40,7 +40,7 @@ export function batchInputSchemas(resources: readonly BatchResource[]): Record<s
 export const batchCreatedSchema: JsonSchema = {
   type: 'object',
   description:
-    'The batch was written (extensions.md 5). created: new keys; updated: keys that existed (upsert ' +
+    'The batch was written. created: new keys; updated: keys that existed (upsert ' +
     'endpoints); ignored: existing keys of insert-if-absent endpoints and earlier repeats of a key within ' +
     'the batch.',
   required: ['statusCode', 'message', 'created', 'updated', 'ignored'],

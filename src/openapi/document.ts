@@ -15,7 +15,7 @@ function packageInfo(): { name: string; version: string } {
 }
 
 const DESCRIPTION = `Back-office API of the sales-force system: customer and pending-delivery downloads (\`/v1\`),
-master-data batch uploads (\`/api\`).
+master-data batch uploads (\`/api\`). This document, OpenAPI 3.1, is served at [\`GET /openapi.json\`](/openapi.json).
 
 **Authentication.** Every \`/api\` and \`/v1\` request sends two headers: \`Subscription-Key\` and
 \`Authorization: Bearer <access_token>\`. The token comes from \`POST /token\` (OAuth 2.0 client
@@ -35,8 +35,15 @@ export function buildOpenApiDocument(): OpenApiObject {
     info: { title: name, version, description: DESCRIPTION },
     tags: [
       { name: 'Authentication', description: 'Access tokens for the /api and /v1 endpoints.' },
-      { name: 'Read', description: 'Customer and delivery downloads (backoffice-api.md 4.1, 4.2).' },
-      { name: 'Batch upload', description: 'Master data in batches of 1 to 10000 objects (4.3 to 4.9).' },
+      {
+        name: 'Read',
+        description:
+          'Customers and pending deliveries, filtered and paged; downloaded deliveries acknowledged.',
+      },
+      {
+        name: 'Batch upload',
+        description: `Master data in batches of 1 to ${MAX_BATCH_ITEMS} objects, each batch validated whole and written at once.`,
+      },
       { name: 'Operations', description: 'Liveness and readiness, without credentials.' },
     ],
     paths: {

@@ -80,7 +80,7 @@ export const errorSchemas: Record<string, JsonSchema> = {
   },
   ParameterErrors: {
     type: 'object',
-    description: 'Refused query parameters, every problem at once; nothing is clamped (extensions.md 6).',
+    description: 'Refused query parameters, every problem at once; nothing is clamped.',
     required: ['statusCode', 'errors'],
     properties: {
       statusCode: { const: 400 },

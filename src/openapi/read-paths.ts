@@ -26,19 +26,19 @@ const itemFields = (deliveries.fields.items as ItemsField).fields;
 export function readSchemas(): Record<string, JsonSchema> {
   return {
     Customer: objectSchema(customers.fields, responseContext, {
-      description: 'A customer (backoffice-api.md 2.1), as loaded by POST /api/customers/batch-create.',
+      description: 'A customer, as loaded by POST /api/customers/batch-create.',
       alwaysSet: Object.keys(customers.insertDefaults ?? {}),
     }),
     Delivery: objectSchema(deliveries.fields, responseContext, {
-      description: 'A delivery (backoffice-api.md 2.2) with its items, in item_number order.',
+      description: 'A delivery with its items, in item_number order.',
       alwaysSet: Object.keys(deliveries.insertDefaults ?? {}),
     }),
     DeliveryItem: objectSchema(itemFields, responseContext, {
-      description: 'One line of a delivery (backoffice-api.md 2.3).',
+      description: 'One line of a delivery.',
     }),
     PageMeta: {
       type: 'object',
-      description: 'backoffice-api.md 4.10. totalPages is 0 when nothing matches.',
+      description: 'Where this page lies in the list. totalPages is 0 when nothing matches.',
       required: ['totalItems', 'itemCount', 'itemsPerPage', 'totalPages', 'currentPage'],
       properties: {
         totalItems: { type: 'integer', minimum: 0, description: 'records matching the filters' },
