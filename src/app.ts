@@ -12,6 +12,7 @@ import { parseJsonBody } from './http/json-body.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
+import { installSecurityHeaders } from './http/security-headers.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
@@ -88,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   installErrorHandling(app);
   installGracefulClose(app);
+  await installSecurityHeaders(app);
   // Before any route: the plugin hooks each route as it is added (docs/decisions.md, compression).
   await app.register(fastifyCompress, {
     // Answers only; a Content-Encoding request body is not inflated (the body limits count raw bytes).

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { buildApp } from '../src/app.js';
+import { DOCS_CSP } from '../src/openapi/docs-routes.js';
 import { buildOpenApiDocument } from '../src/openapi/document.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { testAuthConfig } from './helpers/app.js';
@@ -30,7 +31,7 @@ async function launch(): Promise<Browser> {
 const [backend] = backends();
 
 describe('GET /docs in a browser', () => {
-  test('lists every endpoint, gets a token from the credentials typed in, and sends a request', {
+  test('under its CSP, lists every endpoint, gets a token from the credentials typed in, and sends a request', {
     timeout: 90_000,
   }, async () => {
     const db = await backend!.db();
@@ -72,8 +73,44 @@ describe('GET /docs in a browser', () => {
       return route.abort();
     });
 
-    await page.goto(`${base}/docs`);
+    // Whatever the page's policy refuses is recorded (the listener is added before any script of the page).
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
+    await page.exposeFunction('recordViolation', (text: string) => refused.push(text));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) =>
+        (window as any).recordViolation(`${event.violatedDirective} ${event.blockedURI}`),
+      );
+    });
+
+    const served = await page.goto(`${base}/docs`);
+    const pageHeaders = served!.headers();
+    assert.equal(pageHeaders['content-security-policy'], DOCS_CSP);
+    assert.match(DOCS_CSP, /frame-ancestors 'none'/);
+    assert.doesNotMatch(DOCS_CSP, /script-src[^;]*'unsafe-(inline|eval)'/, 'no script but the files served');
+    assert.equal(pageHeaders['x-frame-options'], 'DENY');
+    assert.equal(pageHeaders['x-content-type-options'], 'nosniff');
+    assert.equal(pageHeaders['referrer-policy'], 'no-referrer');
     await page.waitForSelector('.opblock-summary-path');
+
+    // The service's own page: its name, no framework logo, no top bar naming the UI's copy of the document.
+    assert.equal(await page.title(), 'sfa-backoffice API reference');
+    assert.equal((await page.locator('.info h1.title').textContent())?.startsWith('sfa-backoffice'), true);
+    assert.equal(await page.locator('.topbar').count(), 0, 'no top bar (logo and Explore box)');
+    assert.equal(await page.getByText('Explore', { exact: true }).count(), 0);
+    assert.equal(await page.locator('img').count(), 0, 'no logo');
+    assert.deepEqual(
+      await page
+        .locator('link[rel~="icon"]')
+        .evaluateAll((links) => links.map((l) => l.getAttribute('href'))),
+      ['/docs/static/theme/favicon.svg'],
+    );
+    assert.equal(await page.locator('.info a[href$="/docs/json"]').isVisible(), false);
+    assert.equal(await page.locator('.info .description a[href="/openapi.json"]').count(), 1);
+    const text = (await page.locator('#swagger-ui').textContent()) ?? '';
+    assert.doesNotMatch(text, /backoffice-api\.md|extensions\.md|swagger|fastify/i);
     const listed = await page
       .locator('.opblock-summary-path')
       .evaluateAll((spans) => spans.map((span) => span.getAttribute('data-path')));
@@ -98,6 +135,7 @@ describe('GET /docs in a browser', () => {
     await operation.locator('button.execute').click();
     const response = await answer;
     assert.equal(response.status(), 200);
+    assert.equal(response.headers()['cache-control'], 'no-store', 'personal data is not kept by the browser');
     const sent = response.request().headers();
     assert.equal(sent['subscription-key'], tenant.subscriptionKey);
     assert.match(sent.authorization ?? '', /^Bearer \S+$/);
@@ -107,8 +145,14 @@ describe('GET /docs in a browser', () => {
     const body = await shown.locator('.response-col_description pre').first().textContent();
     assert.match(body ?? '', /DOCS-PAGE-1/);
 
+    // A schema opened too: models render under the same policy.
+    const model = page.locator('section.models article.json-schema-2020-12', { hasText: 'Customer' }).first();
+    await model.locator('button.json-schema-2020-12-expand-deep-button').click();
+    await model.locator('.json-schema-2020-12-property').first().waitFor();
+
     mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
     assert.deepEqual(elsewhere, [], 'no request left the service');
+    assert.deepEqual(refused, [], 'nothing the page needs is refused by its policy');
   });
 });
