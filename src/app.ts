@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
-import { parseJsonBody } from './http/json-body.js';
+import { charsetOf, isUtf8Charset, parseJsonBytes } from './http/json-body.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
@@ -109,9 +109,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // Bytes, not text: a string would already have turned bytes that are not UTF-8 into U+FFFD.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!isUtf8Charset(charsetOf(request.headers['content-type']))) {
+      done(problems.unsupportedCharset(), undefined);
+      return;
+    }
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBytes(body as Buffer));
     } catch {
       done(problems.invalidJson(), undefined);
     }

@@ -426,6 +426,46 @@ for (const backend of backends()) {
       });
     });
 
+    test('every batch endpoint: a lone surrogate anywhere is the invalid-JSON 400, a pair is text', async () => {
+      const surrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+      const endpoint = fc.constantFrom(...ENDPOINTS);
+      await property(150, [endpoint, fc.nat(50), surrogate, fc.boolean()], async (e, n, lone, inKey) => {
+        const valid = e.valid(n);
+        const name = Object.keys(valid)[n % Object.keys(valid).length]!;
+        const item = inKey ? { ...valid, [`k${lone}`]: 1 } : { ...valid, [name]: `${lone}` };
+        const answer = await post(e.path, toJson([item]));
+        check(answer, [400], e.name);
+        assert.deepEqual(
+          JSON.parse(answer.text).errors,
+          [{ message: 'Invalid JSON in request body' }],
+          e.name,
+        );
+      });
+    });
+
+    test('every batch endpoint: floods of unknown keys list at most 100 problems per item and a cut', async () => {
+      const endpoint = fc.constantFrom(...ENDPOINTS);
+      await property(
+        30,
+        [endpoint, fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 1, max: 3 })],
+        async (e, keys, items) => {
+          const extra = Array.from({ length: keys }, (_, k) => `"zz${k}":0`).join(',');
+          const body = `[${Array.from({ length: items }, (_, n) => `${toJson(e.valid(n)).slice(0, -1)},${extra}}`).join(',')}]`;
+          const answer = await post(e.path, body);
+          const parsed = check(answer, [400], e.name) as {
+            errors: { index: number; errors: { field: unknown; message: string }[] }[];
+          };
+          assert.equal(parsed.errors.length, items, e.name);
+          for (const element of parsed.errors) {
+            assert.equal(element.errors.length, Math.min(keys, 101), e.name);
+            assert.deepEqual(element.errors[0], { field: 'zz0', message: 'Unknown field' }, e.name);
+            if (keys > 100) assert.equal(element.errors[100]!.field, null);
+          }
+          assert.ok(answer.text.length < 20_000, `${e.name}: answer of ${answer.text.length} bytes`);
+        },
+      );
+    });
+
     test('the acknowledgement: arrays of random values and codes', async () => {
       const element = fc.oneof(
         fc.string({ maxLength: 40 }),

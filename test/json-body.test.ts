@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { isLosslessNumber } from 'lossless-json';
 import { formatDecimal, parseDecimalText, readNumeric } from '../src/fields/decimal-text.js';
-import { parseJsonBody } from '../src/http/json-body.js';
+import { charsetOf, isUtf8Charset, parseJsonBody, parseJsonBytes } from '../src/http/json-body.js';
 
 /** A number with 17 significant digits: its presence sends a body down the lossless path. */
 const LONG = '12345678901234567';
@@ -185,5 +186,83 @@ describe('parseJsonBody', () => {
       }
     }
     assert.deepEqual(parseJsonBody('[1]'), [1], 'still working afterwards');
+  });
+});
+
+const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Every surrogate of the text written as a \u escape, as Python's json.dumps does. */
+const escapeSurrogates = (json: string) =>
+  json.replace(/[\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+
+describe('parseJsonBytes: only well-formed Unicode', () => {
+  test('bytes that are not UTF-8 are refused', () => {
+    for (const bytes of [
+      [0xc0, 0xaf],
+      [0xff],
+      [0xe9],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0xe2, 0x82],
+    ]) {
+      const body = Buffer.concat([Buffer.from('["'), Buffer.from(bytes), Buffer.from('"]')]);
+      assert.throws(() => parseJsonBytes(body), SyntaxError, `${bytes}`);
+    }
+    assert.deepEqual(parseJsonBytes(Buffer.from('["é😀"]')), ['é😀']);
+  });
+
+  test('a lone surrogate escape is refused; pairs and escaped backslashes are text', () => {
+    for (const lone of [
+      '"\\ud800"',
+      '"\\udc00"',
+      '"\\udc00\\ud800"',
+      '"\\ud800", "\\udc00"',
+      '"\\\\\\ud800"',
+      '{"\\udbff": 1}',
+    ]) {
+      assert.throws(() => parseJsonBytes(Buffer.from(`[${lone}]`)), SyntaxError, lone);
+    }
+    assert.deepEqual(parseJsonBytes(Buffer.from('["\\ud83d\\ude00", "\\\\ud800", "\\\\\\ud83d\\ude00"]')), [
+      '😀',
+      '\\ud800',
+      '\\😀',
+    ]);
+  });
+
+  test('property: refused exactly when some string or key is not well-formed', () => {
+    const unit = fc.constantFrom(
+      'a',
+      '\\',
+      'u',
+      'd800',
+      '\ud800',
+      '\udbff',
+      '\udc00',
+      '\udfff',
+      '😀',
+      '"',
+      'é',
+    );
+    const text = fc.array(unit, { maxLength: 12 }).map((units) => units.join(''));
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 5 }), text, fc.boolean(), (strings, key, escaped) => {
+        let json = JSON.stringify([...strings, { [key]: 1 }]);
+        if (escaped) json = escapeSurrogates(json);
+        const wellFormed = [...strings, key].every(isWellFormed);
+        if (wellFormed) assert.deepEqual(parseJsonBytes(Buffer.from(json)), JSON.parse(json));
+        else assert.throws(() => parseJsonBytes(Buffer.from(json)), SyntaxError);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  test('charsetOf reads the parameter; UTF-8 in its spellings, nothing else', () => {
+    assert.equal(charsetOf('application/json'), undefined);
+    assert.equal(charsetOf(undefined), undefined);
+    assert.equal(charsetOf('application/json; charset=UTF-8'), 'utf-8');
+    assert.equal(charsetOf('application/json;charset="utf-8"'), 'utf-8');
+    assert.equal(charsetOf('application/json; Charset = latin1 ; x=y'), 'latin1');
+    for (const ok of [undefined, 'utf-8', 'utf8']) assert.equal(isUtf8Charset(ok), true, ok);
+    for (const no of ['latin1', 'iso-8859-1', 'utf-16', '']) assert.equal(isUtf8Charset(no), false, no);
   });
 });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { parse as parseLossless } from 'lossless-json';
 
 /**
@@ -22,3 +23,65 @@ export function parseJsonBody(text: string): unknown {
   if (!MAY_LOSE_DIGITS.test(text)) return JSON.parse(text);
   return parseLossless(text, null, LAST_WINS);
 }
+
+/**
+ * A run of backslashes, then "u" and a surrogate code unit (D800-DFFF). Valid UTF-8 cannot encode a
+ * surrogate, so in a body that is UTF-8 a lone surrogate can only come from such an escape.
+ */
+const SURROGATE_ESCAPE = /\\+u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
+
+/**
+ * Whether every surrogate escape of valid JSON text is half of a pair: a high one (D800-DBFF)
+ * followed at once by a low one (DC00-DFFF) in the same string. An even run of backslashes before
+ * "u" is escaped backslashes and text, not an escape. Scans only the escapes (Python's json.dumps
+ * sends each emoji as a pair), without walking the parsed strings.
+ */
+function surrogatesPaired(text: string): boolean {
+  SURROGATE_ESCAPE.lastIndex = 0;
+  let highEnd = -1; // where the pending high escape ends, or -1
+  for (let match = SURROGATE_ESCAPE.exec(text); match; match = SURROGATE_ESCAPE.exec(text)) {
+    const backslashes = match[0].length - 5;
+    if (backslashes % 2 === 0) continue; // "\\\\ud800": text, not an escape
+    const escapeAt = match.index + backslashes - 1;
+    const isHigh = Number.parseInt(match[0].slice(-4), 16) < 0xdc00;
+    if (highEnd >= 0) {
+      if (isHigh || escapeAt !== highEnd) return false; // the pending high stays alone
+      highEnd = -1;
+    } else if (isHigh) {
+      highEnd = match.index + match[0].length;
+    } else {
+      return false; // a low one without its high
+    }
+  }
+  return highEnd < 0;
+}
+
+/**
+ * Parses a request body's bytes as JSON text (RFC 8259 8.1: UTF-8), refusing what is not well-formed
+ * Unicode, as I-JSON does (RFC 7493 2.1): bytes that are not UTF-8 (overlong forms, encoded
+ * surrogates, a stray 0xFF) and strings with a lone surrogate escape ("\\ud800"). Both used to
+ * become U+FFFD on the way to the database, so two different codes were stored as one.
+ * Throws on anything that is not such JSON.
+ */
+export function parseJsonBytes(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) throw new SyntaxError('request body is not UTF-8');
+  const text = bytes.toString('utf8');
+  const value = parseJsonBody(text);
+  if (!surrogatesPaired(text)) {
+    throw new SyntaxError('request body has a lone surrogate');
+  }
+  return value;
+}
+
+/**
+ * The charset parameter of a Content-Type, lower-cased and unquoted, or undefined without one.
+ * (Fastify matches "application/json" on the media type alone, whatever the parameters.)
+ */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? '');
+  return match ? match[2]!.toLowerCase() : undefined;
+}
+
+/** The labels of UTF-8 a client may declare (WHATWG Encoding lists "utf8" and "unicode-1-1-utf-8" too). */
+export const isUtf8Charset = (charset: string | undefined) =>
+  charset === undefined || charset === 'utf-8' || charset === 'utf8' || charset === 'unicode-1-1-utf-8';

@@ -49,6 +49,8 @@ export const problems = {
   bodyTooLarge: (limit: number) =>
     new HttpProblem(413, [{ message: `Request body exceeds the limit of ${limit} bytes for this endpoint` }]),
   unsupportedMediaType: () => new HttpProblem(415, [{ message: 'Content-Type must be application/json' }]),
+  /** A JSON body declared in another charset: JSON is UTF-8 (RFC 8259 8.1), nothing else is decoded. */
+  unsupportedCharset: () => new HttpProblem(415, [{ message: 'Content-Type charset must be utf-8' }]),
   notFound: (method: string, url: string) =>
     new HttpProblem(404, [{ message: `Route ${method} ${url.split('?')[0]} not found` }]),
   clientError: (statusCode: number, message: string) => new HttpProblem(statusCode, [{ message }]),
