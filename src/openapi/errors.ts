@@ -24,7 +24,9 @@ export const errorSchemas: Record<string, JsonSchema> = {
   },
   ArrayError: {
     type: 'object',
-    description: 'The body broke an array rule: not an array, empty, or too long.',
+    description:
+      'The body broke an array rule (not an array, empty, or too long), or, as the last element of a ' +
+      'list of item errors, says that the list was cut after 50,000 problems.',
     required: ['index', 'field', 'message'],
     properties: { index: { type: 'null' }, field: { type: 'null' }, message },
     additionalProperties: false,
@@ -33,7 +35,7 @@ export const errorSchemas: Record<string, JsonSchema> = {
     type: 'object',
     description:
       'One problem of an item: field is the field name (items[i].name inside delivery items), ' +
-      'or null when the item itself is wrong.',
+      'or null when the item itself is wrong, or, last, when its list was cut after 100 problems.',
     required: ['field', 'message'],
     properties: { field: { type: ['string', 'null'] }, message },
     additionalProperties: false,
