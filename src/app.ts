@@ -3,6 +3,7 @@ import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createAuth } from './auth/auth.js';
+import { admissionFor } from './batch/batch-admission.js';
 import { registerBatchRoute } from './batch/batch-route.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -34,7 +35,8 @@ export interface AppOptions {
   config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> &
     Partial<
       Pick<Config, 'metricsPort' | 'metricsHost' | 'rateLimitPerMinute' | 'trustProxy' | 'publicBaseUrl'>
-    >;
+    > &
+    Partial<Pick<Config, 'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant'>>;
   logLevel?: string;
   /** Where the log lines go instead of stdout (tests that read the log). */
   logStream?: DestinationStream;
@@ -136,8 +138,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { authenticate, tokenRoutes } = createAuth({ ...options, metrics });
   await app.register(tokenRoutes);
 
+  // One admission for every batch route: the bound is on the process's batch work, of any resource.
+  const admission = admissionFor(options.config);
   for (const resource of batchResources) {
-    registerBatchRoute(app, resource, { db: options.db, authenticate, metrics });
+    registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission });
   }
   registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerDocs(app);

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_ADMISSION } from './batch/batch-admission.js';
 
 /** Settings of the server and of the command line, read once from the environment. */
 export interface Config {
@@ -20,6 +21,12 @@ export interface Config {
   readonly statementTimeoutMs: number;
   /** Requests per subscription key and minute (RATE_LIMIT_PER_MINUTE); 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
+  /** Batches parsed, validated and written at once in this process (BATCH_CONCURRENCY). */
+  readonly batchConcurrency: number;
+  /** Of them, batches of one tenant (BATCH_CONCURRENCY_PER_TENANT). */
+  readonly batchConcurrencyPerTenant: number;
+  /** Batches of one tenant waiting for a place before more are refused with 429 (BATCH_QUEUE_PER_TENANT). */
+  readonly batchQueuePerTenant: number;
   /** Port of the separate GET /metrics listener (0: any free port); absent: no metrics listener. */
   readonly metricsPort: number | undefined;
   /** Interface of the metrics listener. */
@@ -106,6 +113,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    batchConcurrency: integer(env, 'BATCH_CONCURRENCY', DEFAULT_ADMISSION.running, 1, 64),
+    batchConcurrencyPerTenant: integer(
+      env,
+      'BATCH_CONCURRENCY_PER_TENANT',
+      DEFAULT_ADMISSION.runningPerTenant,
+      1,
+      64,
+    ),
+    batchQueuePerTenant: integer(env, 'BATCH_QUEUE_PER_TENANT', DEFAULT_ADMISSION.waitingPerTenant, 0, 1000),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -1,7 +1,13 @@
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onRequestHookHandler,
+  preParsingAsyncHookHandler,
+} from 'fastify';
 import type { Database } from '../db/database.js';
 import type { BatchMetrics } from '../http/metrics.js';
 import { problems } from '../http/problems.js';
+import type { BatchAdmission, BatchTicket } from './batch-admission.js';
 import { checkBatchArray } from './batch-array.js';
 import { InvalidBatch, processBatch } from './process-batch.js';
 import type { BatchResource } from './resource.js';
@@ -13,6 +19,26 @@ export interface BatchRouteDeps {
   authenticate: onRequestHookHandler;
   /** Told the size and counts of every batch written (GET /metrics). */
   metrics?: BatchMetrics;
+  /** Bounds the batches processed at once, per tenant and in all (src/batch/batch-admission.ts). */
+  admission?: BatchAdmission | undefined;
+}
+
+/** Each admitted request's place, from the preParsing hook to the handler. */
+const tickets = new WeakMap<FastifyRequest, BatchTicket>();
+
+/**
+ * Before the body is read (and after the guard set the tenant): wait for a place, or refuse with
+ * 429/503. The place is given back once the answer is sent or the connection closed, and the work
+ * done (BatchTicket.run).
+ */
+function admit(admission: BatchAdmission): preParsingAsyncHookHandler {
+  return async (request, reply, payload) => {
+    const ticket = admission.enter(request.tenantId);
+    reply.raw.once('close', () => ticket.closed());
+    await ticket.admitted;
+    tickets.set(request, ticket);
+    return payload;
+  };
 }
 
 /** Registers POST {resource.path}: parse, check the array, validate, write, answer. */
@@ -23,12 +49,18 @@ export function registerBatchRoute(
 ): void {
   app.post(
     resource.path,
-    { bodyLimit: resource.bodyLimit, onRequest: deps.authenticate },
+    {
+      bodyLimit: resource.bodyLimit,
+      onRequest: deps.authenticate,
+      ...(deps.admission ? { preParsing: admit(deps.admission) } : {}),
+    },
     async (request, reply) => {
       const items = checkBatchArray(request.body);
       let counts: BatchCounts;
       try {
-        counts = await processBatch(deps.db, request.tenantId, resource, items);
+        const work = () => processBatch(deps.db, request.tenantId, resource, items);
+        const ticket = tickets.get(request);
+        counts = await (ticket ? ticket.run(work) : work());
       } catch (error) {
         if (error instanceof InvalidBatch) throw problems.invalidItems(error.errors);
         throw error;

@@ -2,13 +2,8 @@ import type { Database } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import { ValidationCrash } from '../http/server-errors.js';
 import type { BatchResource } from './resource.js';
-import {
-  type ItemError,
-  markUnknownProducts,
-  productCodes,
-  type ValidatedBatch,
-  validateItems,
-} from './validate-items.js';
+import { validateInSlices } from './validate-in-slices.js';
+import { type ItemError, markUnknownProducts, productCodes, type ValidatedBatch } from './validate-items.js';
 import { type BatchCounts, writeBatch } from './write-batch.js';
 import { MISSING_PRODUCTS_SQL } from './write-sql.js';
 
@@ -52,7 +47,8 @@ export async function processBatch(
 ): Promise<BatchCounts> {
   let batch: ValidatedBatch;
   try {
-    batch = validateItems(resource, items);
+    // In slices, so a large batch does not hold the event loop (other tenants' requests) for its whole check.
+    batch = await validateInSlices(resource, items);
   } catch (error) {
     throw new ValidationCrash(error);
   }

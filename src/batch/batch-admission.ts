@@ -1,0 +1,267 @@
+import type { Config } from '../config.js';
+import { problems } from '../http/problems.js';
+
+/**
+ * Admission of batch work (issue 12 item 5): a large batch holds the event loop for tens of
+ * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
+ * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
+ * most `running` batches are parsed, validated and written at once in this process, at most
+ * `runningPerTenant` of them of one tenant, and the others wait without their body being read. A free
+ * place goes to the waiting tenant served longest ago (a tenant new to the queue first), not to the
+ * oldest request, so a tenant with many batches queued does not make another tenant's one batch wait
+ * behind all of them.
+ * A tenant's waiting batches are bounded: past `waitingPerTenant` a batch is refused at once with 429;
+ * one that waited `maxWaitMs` is refused with 503. Both carry Retry-After.
+ */
+export interface AdmissionLimits {
+  /** Batches processed at once in this process. */
+  running: number;
+  /** Of them, batches of one tenant. */
+  runningPerTenant: number;
+  /** Batches of one tenant waiting for a place; 0: refuse when no place is free. */
+  waitingPerTenant: number;
+  /** How long a batch may wait for a place. */
+  maxWaitMs: number;
+}
+
+/**
+ * The defaults (BATCH_CONCURRENCY 2, BATCH_CONCURRENCY_PER_TENANT 1, BATCH_QUEUE_PER_TENANT 16),
+ * chosen by measurement (docs/performance.md, fairness): with 2 places a second tenant's batch
+ * starts at once while one tenant sends many, and one tenant's batches one at a time write as many
+ * rows a second as eight at once. 16 waiting lets an integrator's 8 concurrent uploads all succeed.
+ * A batch waits at most 30 s, well within the 120 s a request may take to arrive.
+ */
+export const DEFAULT_ADMISSION: AdmissionLimits = {
+  running: 2,
+  runningPerTenant: 1,
+  waitingPerTenant: 16,
+  maxWaitMs: 30_000,
+};
+
+/** The admission of an app: settings from the configuration, defaults for those it leaves out. */
+export function admissionFor(
+  config: Partial<Pick<Config, 'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant'>>,
+): BatchAdmission {
+  return new BatchAdmission({
+    running: config.batchConcurrency ?? DEFAULT_ADMISSION.running,
+    runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
+    waitingPerTenant: config.batchQueuePerTenant ?? DEFAULT_ADMISSION.waitingPerTenant,
+    maxWaitMs: DEFAULT_ADMISSION.maxWaitMs,
+  });
+}
+
+/** Retry-After bounds, seconds. */
+const MIN_RETRY_S = 1;
+const MAX_RETRY_S = 60;
+/** The expected hold of a place before any batch finished: a 10,000-item batch takes about that. */
+const INITIAL_HOLD_MS = 500;
+
+interface Waiter {
+  tenantId: number;
+  admit(): void;
+  refuse(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One batch's place: waiting, then holding a place until the work and the answer are both done. */
+export class BatchTicket {
+  readonly #admission: BatchAdmission;
+  readonly tenantId: number;
+  /** Resolves when a place is given; rejects (429/503) when refused or the client went away. */
+  readonly admitted: Promise<void>;
+  #state: 'waiting' | 'holding' | 'released' = 'waiting';
+  #working = 0;
+  #answered = false;
+  #since = 0;
+  #waiter: Waiter | undefined;
+
+  constructor(admission: BatchAdmission, tenantId: number, wait: (ticket: BatchTicket) => Promise<void>) {
+    this.#admission = admission;
+    this.tenantId = tenantId;
+    this.admitted = wait(this);
+  }
+
+  /** @internal the admission gave this ticket a place. */
+  placed(): void {
+    this.#state = 'holding';
+    this.#since = performance.now();
+    this.#waiter = undefined;
+  }
+
+  /** @internal the waiter in the queue, so that a client going away can leave it. */
+  queued(waiter: Waiter): void {
+    this.#waiter = waiter;
+  }
+
+  /**
+   * Runs the batch's work inside the place. The place is kept until the work is done even when the
+   * client went away meanwhile: otherwise a client closing its connection right after sending a body
+   * would get its batch processed outside the bound.
+   */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    this.#working++;
+    try {
+      return await work();
+    } finally {
+      this.#working--;
+      this.#releaseIfDone();
+    }
+  }
+
+  /** The answer was sent, or the connection closed: a waiting ticket leaves the queue. */
+  closed(): void {
+    this.#answered = true;
+    if (this.#state === 'waiting' && this.#waiter) {
+      // Nobody reads this answer; the rejection only ends the request's hooks.
+      this.#admission.leave(this.#waiter, problems.batchBusy(1));
+      this.#state = 'released';
+      return;
+    }
+    this.#releaseIfDone();
+  }
+
+  #releaseIfDone(): void {
+    if (this.#state !== 'holding' || this.#working > 0 || !this.#answered) return;
+    this.#state = 'released';
+    this.#admission.release(this.tenantId, performance.now() - this.#since);
+  }
+}
+
+export class BatchAdmission {
+  readonly #limits: AdmissionLimits;
+  #running = 0;
+  readonly #runningOf = new Map<number, number>();
+  /** Waiting batches by tenant, oldest first. */
+  readonly #waiting = new Map<number, Waiter[]>();
+  /**
+   * When each tenant with batches running or waiting was last given a place (a serial number): the
+   * next place goes to the lowest. Forgotten when the tenant has none, so the map stays bounded.
+   */
+  readonly #lastServed = new Map<number, number>();
+  #serial = 0;
+  /** Moving average of how long a place is held, for Retry-After. */
+  #holdMs = INITIAL_HOLD_MS;
+
+  constructor(limits: AdmissionLimits) {
+    if (limits.running < 1 || limits.runningPerTenant < 1) throw new Error('admission limits must be >= 1');
+    this.#limits = limits;
+  }
+
+  /** Batches holding a place and waiting for one (tests, metrics). */
+  get counts(): { running: number; waiting: number } {
+    let waiting = 0;
+    for (const list of this.#waiting.values()) waiting += list.length;
+    return { running: this.#running, waiting };
+  }
+
+  /**
+   * A batch of the tenant asks for a place. Throws the 429 at once when the tenant already has
+   * waitingPerTenant batches waiting; otherwise the ticket's `admitted` settles later.
+   */
+  enter(tenantId: number): BatchTicket {
+    // After every dispatch no waiting batch can run, so a batch that can run now passes nobody.
+    if (this.#canRun(tenantId)) {
+      const ticket = new BatchTicket(this, tenantId, async () => {});
+      this.#take(tenantId, ticket);
+      return ticket;
+    }
+    const waiting = this.#waiting.get(tenantId)?.length ?? 0;
+    if (waiting >= this.#limits.waitingPerTenant) {
+      throw problems.batchQueueFull(this.#retryAfter(waiting + 1));
+    }
+    return new BatchTicket(
+      this,
+      tenantId,
+      (ticket) =>
+        new Promise<void>((resolve, reject) => {
+          const waiter: Waiter = {
+            tenantId,
+            admit: () => {
+              clearTimeout(waiter.timer);
+              this.#take(tenantId, ticket);
+              resolve();
+            },
+            refuse: (error) => {
+              clearTimeout(waiter.timer);
+              reject(error);
+            },
+            timer: setTimeout(() => {
+              const ahead = this.#waiting.get(tenantId)?.indexOf(waiter) ?? 0;
+              this.leave(waiter, problems.batchBusy(this.#retryAfter(ahead + 1)));
+            }, this.#limits.maxWaitMs),
+          };
+          ticket.queued(waiter);
+          const list = this.#waiting.get(tenantId) ?? [];
+          list.push(waiter);
+          this.#waiting.set(tenantId, list);
+          this.#dispatch();
+        }),
+    );
+  }
+
+  /** @internal a waiter gives up (timeout, client gone): out of the queue, refused with `error`. */
+  leave(waiter: Waiter, error: Error): void {
+    const list = this.#waiting.get(waiter.tenantId);
+    const at = list?.indexOf(waiter) ?? -1;
+    if (at < 0) return;
+    list!.splice(at, 1);
+    if (list!.length === 0) this.#waiting.delete(waiter.tenantId);
+    this.#forgetIfIdle(waiter.tenantId);
+    waiter.refuse(error);
+  }
+
+  /** @internal a place is free again after being held holdMs. */
+  release(tenantId: number, holdMs: number): void {
+    this.#running--;
+    const of = (this.#runningOf.get(tenantId) ?? 1) - 1;
+    if (of === 0) this.#runningOf.delete(tenantId);
+    else this.#runningOf.set(tenantId, of);
+    this.#forgetIfIdle(tenantId);
+    this.#holdMs = 0.8 * this.#holdMs + 0.2 * holdMs;
+    this.#dispatch();
+  }
+
+  #canRun(tenantId: number): boolean {
+    return (
+      this.#running < this.#limits.running &&
+      (this.#runningOf.get(tenantId) ?? 0) < this.#limits.runningPerTenant
+    );
+  }
+
+  #take(tenantId: number, ticket: BatchTicket): void {
+    this.#running++;
+    this.#runningOf.set(tenantId, (this.#runningOf.get(tenantId) ?? 0) + 1);
+    this.#lastServed.set(tenantId, this.#serial++);
+    ticket.placed();
+  }
+
+  #forgetIfIdle(tenantId: number): void {
+    if (!this.#runningOf.has(tenantId) && !this.#waiting.has(tenantId)) this.#lastServed.delete(tenantId);
+  }
+
+  /** Gives free places to waiting batches: each to the tenant that can run and was served longest ago. */
+  #dispatch(): void {
+    while (this.#running < this.#limits.running) {
+      let next: number | undefined;
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const tenantId of this.#waiting.keys()) {
+        const last = this.#lastServed.get(tenantId) ?? -1;
+        if (last < oldest && this.#canRun(tenantId)) {
+          oldest = last;
+          next = tenantId;
+        }
+      }
+      if (next === undefined) return;
+      const list = this.#waiting.get(next)!;
+      const waiter = list.shift()!;
+      if (list.length === 0) this.#waiting.delete(next);
+      waiter.admit();
+    }
+  }
+
+  /** Seconds until `position` batches of one tenant could have run, from the average hold. */
+  #retryAfter(position: number): number {
+    const seconds = Math.ceil((position * this.#holdMs) / this.#limits.runningPerTenant / 1000);
+    return Math.min(MAX_RETRY_S, Math.max(MIN_RETRY_S, seconds));
+  }
+}

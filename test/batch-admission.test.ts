@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { BatchAdmission, type BatchTicket } from '../src/batch/batch-admission.js';
+import { HttpProblem } from '../src/http/problems.js';
+import { createTenant } from '../src/tenants/tenants.js';
+import { testAuthConfig, tokenFor } from './helpers/app.js';
+import { backends } from './helpers/backends.js';
+
+/*
+ * Issue 12 item 5: batch work is admitted a bounded number at a time, per tenant and in all, the
+ * places given in turn to the tenants waiting. Not timed: the figures are bench/fairness.ts's.
+ */
+
+const limits = { running: 1, runningPerTenant: 1, waitingPerTenant: 4, maxWaitMs: 10_000 };
+
+/** Records the order in which tickets are admitted. */
+function watch(ticket: BatchTicket, name: string, order: string[]): BatchTicket {
+  ticket.admitted.then(
+    () => order.push(name),
+    () => order.push(`${name} refused`),
+  );
+  return ticket;
+}
+
+/** Ends a ticket's life as a request would: its work done, its answer sent. */
+const finish = async (ticket: BatchTicket) => {
+  await ticket.run(async () => {});
+  ticket.closed();
+};
+
+const turn = () => new Promise((done) => setImmediate(done));
+
+describe('batch admission', () => {
+  test('a free place goes to the tenant served longest ago, not to the oldest batch', async () => {
+    const admission = new BatchAdmission(limits);
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1), 'a1', order);
+    const a2 = watch(admission.enter(1), 'a2', order);
+    const a3 = watch(admission.enter(1), 'a3', order);
+    const b1 = watch(admission.enter(2), 'b1', order);
+    await turn();
+    assert.deepEqual(order, ['a1']);
+    assert.deepEqual(admission.counts, { running: 1, waiting: 3 });
+    await finish(a1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1'], 'B waited behind one batch of A, not three');
+    await finish(b1);
+    await turn();
+    await finish(a2);
+    await turn();
+    await finish(a3);
+    assert.deepEqual(order, ['a1', 'b1', 'a2', 'a3']);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('a tenant at its own bound waits while another tenant takes a free place at once', async () => {
+    const admission = new BatchAdmission({ ...limits, running: 2 });
+    const order: string[] = [];
+    const tickets = [
+      watch(admission.enter(1), 'a1', order),
+      watch(admission.enter(1), 'a2', order),
+      watch(admission.enter(2), 'b1', order),
+    ];
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1']);
+    assert.deepEqual(admission.counts, { running: 2, waiting: 1 });
+    for (const ticket of tickets) ticket.closed();
+  });
+
+  test('past the tenant waiting bound: 429 with Retry-After at once; other tenants still wait', () => {
+    const admission = new BatchAdmission({ ...limits, waitingPerTenant: 2 });
+    const tickets = [admission.enter(1), admission.enter(1), admission.enter(1)];
+    assert.throws(
+      () => admission.enter(1),
+      (error) =>
+        error instanceof HttpProblem && error.statusCode === 429 && Number(error.headers['retry-after']) >= 1,
+    );
+    tickets.push(admission.enter(2));
+    assert.deepEqual(admission.counts, { running: 1, waiting: 3 });
+    for (const ticket of tickets) {
+      ticket.admitted.catch(() => {});
+      ticket.closed();
+    }
+  });
+
+  test('a batch that waited too long: 503 with Retry-After, and it leaves the queue', async () => {
+    const admission = new BatchAdmission({ ...limits, maxWaitMs: 20 });
+    const first = admission.enter(1);
+    const late = admission.enter(1);
+    await assert.rejects(
+      late.admitted,
+      (error) =>
+        error instanceof HttpProblem && error.statusCode === 503 && Number(error.headers['retry-after']) >= 1,
+    );
+    assert.deepEqual(admission.counts, { running: 1, waiting: 0 });
+    first.closed();
+  });
+
+  test('a client gone while waiting leaves the queue; the place goes to the next', async () => {
+    const admission = new BatchAdmission(limits);
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1), 'a1', order);
+    const gone = watch(admission.enter(2), 'gone', order);
+    const b2 = watch(admission.enter(3), 'b2', order);
+    gone.closed();
+    await finish(a1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'gone refused', 'b2']);
+    await finish(b2);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('the place is kept until the work is done, even when the client went away first', async () => {
+    const admission = new BatchAdmission(limits);
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1), 'a1', order);
+    watch(admission.enter(2), 'b1', order);
+    await a1.admitted;
+    let endWork!: () => void;
+    const working = a1.run(() => new Promise<void>((done) => (endWork = done)));
+    a1.closed();
+    await turn();
+    assert.deepEqual(order, ['a1'], 'the connection closed but the batch is still being written');
+    endWork();
+    await working;
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1']);
+  });
+});
+
+const ITEMS = 3_000;
+const productBatch = (prefix: string) =>
+  JSON.stringify(Array.from({ length: ITEMS }, (_, at) => ({ code: `${prefix}${at}`, description: 'p' })));
+
+for (const backend of backends()) {
+  describe(`batch admission in the app on ${backend.name}`, () => {
+    test('one place, two waiting: a tenant flooding gets 201 or a clean 429, another tenant is served in between', async () => {
+      const db = await backend.db();
+      const app = await buildApp({
+        db,
+        config: {
+          ...testAuthConfig,
+          batchConcurrency: 1,
+          batchConcurrencyPerTenant: 1,
+          batchQueuePerTenant: 2,
+        },
+        logLevel: 'silent',
+      });
+      after(() => app.close());
+      const headersOf = async () => {
+        const tenant = await createTenant(db, `test-${randomUUID()}`);
+        return {
+          'content-type': 'application/json',
+          'subscription-key': tenant.subscriptionKey,
+          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+        };
+      };
+      const a = await headersOf();
+      const b = await headersOf();
+      const done: string[] = [];
+      const post = (name: string, headers: Record<string, string>, body: string) =>
+        app
+          .inject({ method: 'POST', url: '/api/products/batch-create', headers, payload: body })
+          .then((r) => {
+            done.push(`${name} ${r.statusCode}`);
+            return r;
+          });
+
+      const flood = Array.from({ length: 6 }, (_, n) => post(`a${n}`, a, productBatch(`A${n}-`)));
+      // B arrives while A's batches run and wait.
+      await new Promise((wait) => setTimeout(wait, 5));
+      const bBatch = post('b', b, productBatch('B-'));
+      const bRead = app.inject({ method: 'GET', url: '/v1/customers?limit=10', headers: b });
+      const answers = await Promise.all(flood);
+      const [bAnswer, bReadAnswer] = await Promise.all([bBatch, bRead]);
+
+      for (const answer of answers) {
+        assert.ok([201, 429, 503].includes(answer.statusCode), `A got ${answer.statusCode}: ${answer.body}`);
+        if (answer.statusCode !== 201) {
+          assert.ok(Number(answer.headers['retry-after']) >= 1, 'a refusal says when to retry');
+          assert.match(answer.json().errors[0].message, /retry in \d+ seconds/);
+        }
+      }
+      const created = answers.filter((r) => r.statusCode === 201).length;
+      assert.ok(created >= 1, 'A is not starved');
+      assert.ok(created < 6, `with one place and two waiting, some of A's six are refused (${done})`);
+      assert.equal(bAnswer.statusCode, 201, bAnswer.body);
+      assert.equal(bReadAnswer.statusCode, 200);
+      const lastA = Math.max(...done.map((entry, at) => (/^a\d 201$/.test(entry) ? at : -1)));
+      assert.ok(done.indexOf('b 201') < lastA, `B's batch was not kept behind all of A's: ${done}`);
+
+      // Every place was given back: A's next batch runs at once.
+      const again = await post('a again', a, productBatch('A-again-'));
+      assert.equal(again.statusCode, 201, again.body);
+    });
+  });
+}
