@@ -59,6 +59,7 @@ export function summary(result: LoadResult): { p50: number; p99: number; rps: nu
 export interface Answer {
   status: number;
   body: Buffer;
+  headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -94,7 +95,11 @@ export class Client {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }),
+            resolve({
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks),
+              headers: response.headers,
+            }),
           );
           response.on('error', reject);
         },
