@@ -7,6 +7,7 @@ import { admissionFor } from './batch/batch-admission.js';
 import { registerBatchRoute } from './batch/batch-route.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { assertDatabaseWritable } from './db/readiness.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
 import { charsetOf, isUtf8Charset, parseJsonBytes } from './http/json-body.js';
@@ -127,7 +128,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/health', async () => ({ status: 'ok', version: VERSION }));
   app.get('/ready', async (_request, reply) => {
     try {
-      await options.db.query('SELECT 1');
+      // Reachable is not enough: a database that stopped taking writes (failover) is not ready either.
+      await assertDatabaseWritable(options.db);
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'unavailable' });
