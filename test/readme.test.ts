@@ -7,8 +7,13 @@ const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
 test('the README starts a newcomer with the two commands', () => {
   const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-  assert.match(firstBlock, /^npm install && npm start\b/m);
-  assert.match(firstBlock, /^npm install && npm test\b/m);
+  assert.match(firstBlock, /^npm ci && npm start\b/m);
+  assert.match(firstBlock, /^npm ci && npm test\b/m);
+});
+
+test('CI runs exactly the README\'s test command', () => {
+  const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
+  assert.match(ci, /^npm ci && npm test$/m);
 });
 
 test('the README lists every batch endpoint with the body limit the code enforces', () => {
