@@ -40,7 +40,10 @@ test('a bad value stops the start with a message naming the setting and the valu
     [{ PORT: 'eighty' }, /^PORT must be a whole number from 0 to 65535, got "eighty"$/],
     [{ PORT: '70000' }, /^PORT must be a whole number from 0 to 65535, got "70000"$/],
     [{ DB_POOL_SIZE: '0' }, /^DB_POOL_SIZE must be a whole number from 1 to 200/],
-    [{ DB_STATEMENT_TIMEOUT_MS: '50' }, /^DB_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000/],
+    [
+      { DB_STATEMENT_TIMEOUT_MS: '50' },
+      /^DB_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000/,
+    ],
     [{ TOKEN_TTL_SECONDS: '30' }, /^TOKEN_TTL_SECONDS must be a whole number from 60 to 86400/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/$/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of .*, got "loud"$/],

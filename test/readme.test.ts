@@ -11,7 +11,7 @@ test('the README starts a newcomer with the two commands', () => {
   assert.match(firstBlock, /^npm ci && npm test\b/m);
 });
 
-test('CI runs exactly the README\'s test command', () => {
+test("CI runs exactly the README's test command", () => {
   const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
   assert.match(ci, /^npm ci && npm test$/m);
 });
