@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { BatchAdmission, type BatchTicket } from '../src/batch/batch-admission.js';
@@ -194,6 +195,44 @@ for (const backend of backends()) {
       // Every place was given back: A's next batch runs at once.
       const again = await post('a again', a, productBatch('A-again-'));
       assert.equal(again.statusCode, 201, again.body);
+    });
+
+    test("a body still arriving holds no place: another tenant's batch is written meanwhile", async () => {
+      const db = await backend.db();
+      const app = await buildApp({
+        db,
+        config: { ...testAuthConfig, batchConcurrency: 1, batchConcurrencyPerTenant: 1 },
+        logLevel: 'silent',
+      });
+      after(() => app.close());
+      const headersOf = async () => {
+        const tenant = await createTenant(db, `test-${randomUUID()}`);
+        return {
+          'content-type': 'application/json',
+          'subscription-key': tenant.subscriptionKey,
+          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+        };
+      };
+      const a = await headersOf();
+      const b = await headersOf();
+      const slow = new PassThrough();
+      const body = Buffer.from(JSON.stringify([{ code: 'SLOW', description: 'p' }]));
+      slow.write(body.subarray(0, 10));
+      const slowAnswer = app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers: { ...a, 'content-length': String(body.length) },
+        payload: slow,
+      });
+      const other = await app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers: b,
+        payload: productBatch('B-'),
+      });
+      assert.equal(other.statusCode, 201, other.body);
+      slow.end(body.subarray(10));
+      assert.equal((await slowAnswer).statusCode, 201);
     });
   });
 }

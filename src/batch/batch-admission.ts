@@ -6,12 +6,14 @@ import { problems } from '../http/problems.js';
  * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
  * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
  * most `running` batches are parsed, validated and written at once in this process, at most
- * `runningPerTenant` of them of one tenant, and the others wait without their body being read. A free
+ * `runningPerTenant` of them of one tenant, and the others wait, their body received but not parsed
+ * (a place is asked for once the whole body is in: a client sending slowly holds no place). A free
  * place goes to the waiting tenant served longest ago (a tenant new to the queue first), not to the
  * oldest request, so a tenant with many batches queued does not make another tenant's one batch wait
  * behind all of them.
- * A tenant's waiting batches are bounded: past `waitingPerTenant` a batch is refused at once with 429;
- * one that waited `maxWaitMs` is refused with 503. Both carry Retry-After.
+ * A tenant's batches in progress (arriving, waiting or running) are bounded by runningPerTenant +
+ * waitingPerTenant: past it a batch is refused at once with 429, before its body is read; one that
+ * waited `maxWaitMs` for a place is refused with 503. Both carry Retry-After.
  */
 export interface AdmissionLimits {
   /** Batches processed at once in this process. */
@@ -26,10 +28,10 @@ export interface AdmissionLimits {
 
 /**
  * The defaults (BATCH_CONCURRENCY 2, BATCH_CONCURRENCY_PER_TENANT 1, BATCH_QUEUE_PER_TENANT 16),
- * chosen by measurement (docs/performance.md, fairness): with 2 places a second tenant's batch
- * starts at once while one tenant sends many, and one tenant's batches one at a time write as many
- * rows a second as eight at once. 16 waiting lets an integrator's 8 concurrent uploads all succeed.
- * A batch waits at most 30 s, well within the 120 s a request may take to arrive.
+ * chosen by measurement (docs/performance.md, fairness): one tenant's batches one at a time wrote
+ * about as many batches a second as eight at once (1.97 against 2.07), two at a time 2.17 but with
+ * other tenants' reads waiting twice as long (p99 488 ms against 210); the second place lets another
+ * tenant's batch start at once. 16 waiting lets an integrator's 8 concurrent uploads all succeed.
  */
 export const DEFAULT_ADMISSION: AdmissionLimits = {
   running: 2,
@@ -141,6 +143,8 @@ export class BatchAdmission {
   #serial = 0;
   /** Moving average of how long a place is held, for Retry-After. */
   #holdMs = INITIAL_HOLD_MS;
+  /** Batches of each tenant from arrive() until they leave: bounds the bodies held per tenant. */
+  readonly #inProgress = new Map<number, number>();
 
   constructor(limits: AdmissionLimits) {
     if (limits.running < 1 || limits.runningPerTenant < 1) throw new Error('admission limits must be >= 1');
@@ -155,7 +159,28 @@ export class BatchAdmission {
   }
 
   /**
-   * A batch of the tenant asks for a place. Throws the 429 at once when the tenant already has
+   * A batch of the tenant arrives, before its body is read: throws the 429 when the tenant already has
+   * runningPerTenant + waitingPerTenant batches in progress. Returns the batch's departure (call it
+   * once the answer is sent or the connection closed; later calls do nothing).
+   */
+  arrive(tenantId: number): () => void {
+    const count = this.#inProgress.get(tenantId) ?? 0;
+    if (count >= this.#limits.runningPerTenant + this.#limits.waitingPerTenant) {
+      throw problems.batchQueueFull(this.#retryAfter(count + 1 - this.#limits.runningPerTenant));
+    }
+    this.#inProgress.set(tenantId, count + 1);
+    let departed = false;
+    return () => {
+      if (departed) return;
+      departed = true;
+      const left = (this.#inProgress.get(tenantId) ?? 1) - 1;
+      if (left === 0) this.#inProgress.delete(tenantId);
+      else this.#inProgress.set(tenantId, left);
+    };
+  }
+
+  /**
+   * A batch of the tenant, its body received, asks for a place. Throws the 429 at once when the tenant already has
    * waitingPerTenant batches waiting; otherwise the ticket's `admitted` settles later.
    */
   enter(tenantId: number): BatchTicket {

@@ -10,6 +10,7 @@ import { problems } from '../http/problems.js';
 import type { BatchAdmission, BatchTicket } from './batch-admission.js';
 import { checkBatchArray } from './batch-array.js';
 import { InvalidBatch, processBatch } from './process-batch.js';
+import { bodyStream, receiveBody } from './receive-body.js';
 import type { BatchResource } from './resource.js';
 import type { BatchCounts } from './write-batch.js';
 
@@ -27,17 +28,27 @@ export interface BatchRouteDeps {
 const tickets = new WeakMap<FastifyRequest, BatchTicket>();
 
 /**
- * Before the body is read (and after the guard set the tenant): wait for a place, or refuse with
- * 429/503. The place is given back once the answer is sent or the connection closed, and the work
- * done (BatchTicket.run).
+ * Before the body is parsed (and after the guard set the tenant): refuse at once (429) a tenant with
+ * too many batches in progress; receive the body; wait for a place, or refuse (503 after a long
+ * wait). The place is given back once the answer is sent or the connection closed, and the work done
+ * (BatchTicket.run).
  */
-function admit(admission: BatchAdmission): preParsingAsyncHookHandler {
+function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHookHandler {
   return async (request, reply, payload) => {
-    const ticket = admission.enter(request.tenantId);
-    reply.raw.once('close', () => ticket.closed());
+    const depart = admission.arrive(request.tenantId);
+    let ticket: BatchTicket | undefined;
+    let gone = false;
+    reply.raw.once('close', () => {
+      gone = true;
+      depart();
+      ticket?.closed();
+    });
+    const body = await receiveBody(payload, bodyLimit, request.headers['content-length']);
+    if (gone) return bodyStream(body); // the client left while sending: no place to ask for
+    ticket = admission.enter(request.tenantId);
     await ticket.admitted;
     tickets.set(request, ticket);
-    return payload;
+    return bodyStream(body);
   };
 }
 
@@ -52,7 +63,7 @@ export function registerBatchRoute(
     {
       bodyLimit: resource.bodyLimit,
       onRequest: deps.authenticate,
-      ...(deps.admission ? { preParsing: admit(deps.admission) } : {}),
+      ...(deps.admission ? { preParsing: admit(deps.admission, resource.bodyLimit) } : {}),
     },
     async (request, reply) => {
       const items = checkBatchArray(request.body);

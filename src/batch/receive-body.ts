@@ -1,0 +1,27 @@
+import { Readable } from 'node:stream';
+import { problems } from '../http/problems.js';
+
+/**
+ * Reads a request body whole before the batch asks for a place (src/batch/batch-admission.ts), so a
+ * client sending slowly holds no place while others wait. The body limit is enforced here as Fastify
+ * would (413 on a declared length over it before reading, or as soon as the bytes pass it), since
+ * Fastify counts only later, on the stream returned for its parser.
+ */
+export async function receiveBody(
+  payload: AsyncIterable<Buffer>,
+  limit: number,
+  declaredLength: string | undefined,
+): Promise<Buffer> {
+  if (declaredLength !== undefined && Number(declaredLength) > limit) throw problems.bodyTooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of payload) {
+    size += chunk.length;
+    if (size > limit) throw problems.bodyTooLarge(limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** The received body as the stream Fastify's body parser reads. */
+export const bodyStream = (body: Buffer): Readable => Readable.from([body], { objectMode: false });
