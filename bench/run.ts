@@ -15,6 +15,7 @@ import {
 } from './lib/batch-bench.js';
 import { cleanupAll } from './lib/cleanup.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
+import { type FirstRead, firstReadLines, measureFirstRead } from './lib/first-read.js';
 import { summary } from './lib/load.js';
 import { type BatchMemory, batchMemory, idleRss } from './lib/memory.js';
 import { benchMain, describeMachine, envInt, load1 } from './lib/options.js';
@@ -39,6 +40,8 @@ const CONTENTION_SECONDS = envInt('BENCH_CONTENTION_SECONDS', quick ? 6 : 30, 1,
 /** Customers and deliveries of the large tenant; the small one has 10,000 customers. */
 const LARGE = envInt('BENCH_LARGE_ROWS', quick ? 100_000 : 1_000_000, 10_000, 10_000_000);
 const SMALL = 10_000;
+/** Customers uploaded through the API before the first reads are timed. */
+const FIRST_READ_ROWS = envInt('BENCH_FIRST_READ_ROWS', quick ? 20_000 : 100_000, 10_000, 10_000_000);
 const ITEMS = 5;
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 4, 1, 64);
 /** Timed requests per side for the large pages; the limit=100 pages get three times as many. */
@@ -287,6 +290,14 @@ async function main(): Promise<void> {
   const figures: Partial<Record<Backend, WriteFigures>> = {};
   for (const backend of ['postgres', 'pglite'] as const) figures[backend] = await writes(backend);
   const read = await reads();
+  const firstReads: FirstRead[] = [];
+  for (const backend of ['postgres', 'pglite'] as const) {
+    try {
+      firstReads.push(await measureFirstRead(backend, FIRST_READ_ROWS));
+    } finally {
+      await cleanupAll();
+    }
+  }
 
   console.log(`\n${batchReport([...(figures.postgres?.batches ?? []), ...(figures.pglite?.batches ?? [])])}`);
   console.log(`\n${formatTable(READ_HEADER, readRows(read.results))}`);
@@ -295,7 +306,7 @@ async function main(): Promise<void> {
   }
   if (read.explains.length > 0) console.log(`\n${read.explains.join('\n\n')}`);
   console.log(
-    `\n${formatTable(['workload', 'service', 'raw SQL', 'ratio'], [...batchLines(figures), ...readLines(read.results), walkLine(read.walk)], 1)}`,
+    `\n${formatTable(['workload', 'service', 'raw SQL', 'ratio'], [...batchLines(figures), ...readLines(read.results), walkLine(read.walk), ...firstReadLines(firstReads)], 1)}`,
   );
   console.log(
     `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load average (1 min) at start ${loadAtStart}, at end ${load1()}`,

@@ -19,7 +19,7 @@ const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 const STATEMENT_TIMEOUT_MS = 1_000;
 
 function command(args: string[], env: Record<string, string>): ChildProcess {
-  const environment = { ...process.env, LOG_LEVEL: 'silent', ...env };
+  const environment: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
   delete environment.DATA_DIR;
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: environment });
 }
