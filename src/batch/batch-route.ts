@@ -44,7 +44,9 @@ function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHoo
       ticket?.closed();
     });
     const body = await receiveBody(payload, bodyLimit, request.headers['content-length']);
-    if (gone) return bodyStream(body); // the client left while sending: no place to ask for
+    // The client left once its body was sent: nothing to answer, and the batch must not be processed
+    // outside the bound (the answer to this error is never read).
+    if (gone) throw problems.batchBusy(1);
     ticket = admission.enter(request.tenantId);
     await ticket.admitted;
     tickets.set(request, ticket);
