@@ -1,14 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import {
-  addClient,
-  addSubscriptionKey,
-  type CredentialInfo,
-  listClients,
-  listSubscriptionKeys,
-  type RevokeResult,
-  revokeClient,
-  revokeSubscriptionKey,
-} from './auth/credentials.js';
+import { addClient, addSubscriptionKey } from './auth/credentials.js';
 import { loadConfig } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -16,7 +7,16 @@ import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
 import { seedTenant } from './seed/seed.js';
 import { type RunningServer, startServer } from './server.js';
-import { createTenant, listTenants, type NewTenant, tenantIdByName } from './tenants/tenants.js';
+import {
+  type CredentialInfo,
+  listClients,
+  listSubscriptionKeys,
+  type RevokeResult,
+  revokeClient,
+  revokeSubscriptionKey,
+} from './sql/credentials.js';
+import { listTenants } from './sql/tenants.js';
+import { createTenant, type NewTenant, tenantIdByName } from './tenants/tenants.js';
 import { VERSION } from './version.js';
 
 /**

@@ -5,7 +5,8 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
-import { createTenant, hasTenants, type NewTenant } from './tenants/tenants.js';
+import { hasTenants } from './sql/tenants.js';
+import { createTenant, type NewTenant } from './tenants/tenants.js';
 
 export interface RunningServer {
   app: FastifyInstance;

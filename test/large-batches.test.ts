@@ -8,9 +8,8 @@ import { openPglite, PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { fieldMessages } from '../src/fields/messages.js';
 import { products } from '../src/resources/products.js';
 import { stocks } from '../src/resources/stocks.js';
-import { ensureTenant } from '../src/tenants/tenants.js';
 import { appForNewTenant, seedProducts } from './helpers/app.js';
-import { backends } from './helpers/backends.js';
+import { backends, ensureTenant } from './helpers/backends.js';
 import { countRows } from './helpers/batch-json.js';
 
 /*

@@ -8,8 +8,8 @@ import { TableUpkeep } from '../src/db/table-upkeep.js';
 import { deliveries } from '../src/resources/deliveries.js';
 import { products } from '../src/resources/products.js';
 import { generateDeliveries } from '../src/seed/generate.js';
-import { ensureTenant } from '../src/tenants/tenants.js';
 import { appForNewTenant, seedProducts } from './helpers/app.js';
+import { ensureTenant } from './helpers/backends.js';
 import { delivery, item } from './helpers/read-data.js';
 
 /*

@@ -12,13 +12,13 @@ import {
   verifyAccessToken,
 } from '../src/auth/access-token.js';
 import { ApiClientVerifier } from '../src/auth/client-verifier.js';
-import { revokeClient } from '../src/auth/credentials.js';
 import { createGuard } from '../src/auth/guard.js';
 import { SubscriptionKeyVerifier } from '../src/auth/key-verifier.js';
 import { once, serverSecret, tokenSigningKey } from '../src/auth/server-secrets.js';
 import { AccessTokenCache, type AccessTokenCacheOptions } from '../src/auth/token-cache.js';
 import type { Database } from '../src/db/database.js';
 import { installErrorHandling } from '../src/http/error-handler.js';
+import { revokeClient } from '../src/sql/credentials.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { testAuthConfig, tokenFor } from './helpers/app.js';
 import { backends } from './helpers/backends.js';

@@ -1,13 +1,8 @@
 import type { Queryable } from '../db/database.js';
+import { apiClientById, type StoredApiClient } from '../sql/credentials.js';
 import { clientSecretMatches, decoyClientSecretHash } from './client-secret.js';
 import { type HashingGate, secretHashing } from './hashing-gate.js';
 import { TtlCache } from './ttl-cache.js';
-
-interface StoredClient {
-  tenantId: number;
-  secretHash: string;
-  revoked: boolean;
-}
 
 const CLIENT_ID_MAX = 64;
 
@@ -51,12 +46,7 @@ export class ApiClientVerifier {
     return standing && !standing.revoked ? standing.tenantId : undefined;
   }
 
-  async #load(clientId: string): Promise<StoredClient | undefined> {
-    const [row] = await this.#db.query<StoredClient>(
-      `SELECT tenant_id AS "tenantId", secret_hash AS "secretHash", revoked_at IS NOT NULL AS revoked
-       FROM api_clients WHERE client_id = $1`,
-      [clientId],
-    );
-    return row;
+  #load(clientId: string): Promise<StoredApiClient | undefined> {
+    return apiClientById(this.#db, clientId);
   }
 }

@@ -1,13 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
+import { type StoredSubscriptionKey, subscriptionKeyById } from '../sql/credentials.js';
 import { subscriptionKeyId, subscriptionKeyMatches } from './subscription-key.js';
 import { TtlCache } from './ttl-cache.js';
-
-interface StoredKey {
-  tenantId: number;
-  keyHash: string;
-  revoked: boolean;
-}
 
 /**
  * Checks subscription keys on every request. The stored row of a key id is cached for a short time,
@@ -18,7 +13,7 @@ interface StoredKey {
 export class SubscriptionKeyVerifier {
   readonly #db: Queryable;
   readonly #hashingSecret: () => Promise<Uint8Array>;
-  readonly #known: TtlCache<StoredKey | null>;
+  readonly #known: TtlCache<StoredSubscriptionKey | null>;
   readonly #unknown: LRUCache<string, true>;
   readonly #cacheMs: number;
   /** Rows read from the database (the metric sfa_subscription_key_lookups_total). */
@@ -52,13 +47,9 @@ export class SubscriptionKeyVerifier {
       : undefined;
   }
 
-  async #load(keyId: string): Promise<StoredKey | null> {
+  async #load(keyId: string): Promise<StoredSubscriptionKey | null> {
     this.lookups++;
-    const [row] = await this.#db.query<StoredKey>(
-      `SELECT tenant_id AS "tenantId", key_hash AS "keyHash", revoked_at IS NOT NULL AS revoked
-       FROM subscription_keys WHERE key_id = $1`,
-      [keyId],
-    );
+    const row = await subscriptionKeyById(this.#db, keyId);
     if (row === undefined && this.#cacheMs > 0) this.#unknown.set(keyId, true);
     return row ?? null;
   }

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
+import { storedSetting, storeSettingIfAbsent } from '../sql/settings.js';
 import { randomSecret } from './secrets.js';
 
 /** The secrets of the server itself, kept in the settings table. */
@@ -10,14 +11,11 @@ export type ServerSecretName = 'token_signing' | 'key_hashing';
  * agree: the first insert wins and every instance reads what was stored.
  */
 export async function serverSecret(db: Queryable, name: ServerSecretName): Promise<Buffer> {
-  await db.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
-    name,
-    randomSecret(32),
-  ]);
+  await storeSettingIfAbsent(db, name, randomSecret(32));
   // A separate statement: its snapshot sees a row another instance committed during the insert.
-  const [row] = await db.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
-  if (!row) throw new Error(`server secret ${name} is missing`);
-  return Buffer.from(row.value, 'base64url');
+  const value = await storedSetting(db, name);
+  if (value === undefined) throw new Error(`server secret ${name} is missing`);
+  return Buffer.from(value, 'base64url');
 }
 
 /** The key that signs and verifies access tokens: TOKEN_SECRET when set, else the stored one. */

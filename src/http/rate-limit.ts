@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/database.js';
+import { claimRateLimitHits } from '../sql/rate-limits.js';
 import { problems } from './problems.js';
 
 /**
@@ -39,25 +40,6 @@ export interface RateLimitStore {
 export function leaseSize(limit: number): number {
   return Math.min(100, Math.max(1, Math.floor(limit / 100)));
 }
-
-/**
- * One statement per block: the window number comes from the database clock (instances agree even
- * when their clocks drift), the key's older windows are deleted, and the current one grows by the
- * block ($3). Returns the total claimed (which may pass the limit) and the milliseconds left of the
- * window, fractional so that the lease ends when the window does.
- */
-const CLAIM_SQL = `WITH clock AS (
-  SELECT extract(epoch FROM clock_timestamp()) AS t
-), current_window AS (
-  SELECT floor(t / $2::int)::bigint AS n, t FROM clock
-), pruned AS (
-  DELETE FROM rate_limits WHERE key_id = $1 AND window_no < (SELECT n FROM current_window)
-)
-INSERT INTO rate_limits AS r (key_id, window_no, hits)
-SELECT $1, n, $3::int FROM current_window
-ON CONFLICT (key_id, window_no) DO UPDATE SET hits = r.hits + $3::int
-RETURNING r.hits AS total,
-  (((r.window_no + 1) * $2::int - (SELECT t FROM current_window)) * 1000)::float8 AS left_ms`;
 
 /** A block of one key, claimed for the current window. */
 interface Lease {
@@ -144,18 +126,14 @@ export class LeasingRateLimitStore implements RateLimitStore {
   async #claim(keyId: string, state: KeyState, size: number): Promise<void> {
     // Read before the statement: the lease then ends no later than the database's window does.
     const sent = this.#now();
-    const [row] = await this.#db.query<{ total: number; left_ms: number }>(CLAIM_SQL, [
-      keyId,
-      this.#windowSeconds,
-      size,
-    ]);
-    const base = row!.total - size;
+    const { total, leftMs } = await claimRateLimitHits(this.#db, keyId, this.#windowSeconds, size);
+    const base = total - size;
     state.lease = {
-      end: sent + row!.left_ms,
+      end: sent + leftMs,
       base,
       granted: Math.min(size, Math.max(0, this.#limit - base)),
       used: 0,
-      exhausted: row!.total >= this.#limit,
+      exhausted: total >= this.#limit,
     };
   }
 }

@@ -1,5 +1,6 @@
 import { addClient, addSubscriptionKey } from '../auth/credentials.js';
 import type { Database, Queryable } from '../db/database.js';
+import { insertTenant, tenantIdOf } from '../sql/tenants.js';
 
 /** A refusal worth showing as it is (to a person at the command line). */
 export class TenantError extends Error {
@@ -14,14 +15,6 @@ export interface NewTenant {
   subscriptionKey: string;
   clientId: string;
   clientSecret: string;
-}
-
-export interface TenantInfo {
-  id: number;
-  name: string;
-  createdAt: string;
-  activeKeys: number;
-  activeClients: number;
 }
 
 const NAME_MAX = 100;
@@ -40,51 +33,17 @@ function checkTenantName(name: string): void {
 export async function createTenant(db: Database, name: string): Promise<NewTenant> {
   checkTenantName(name);
   return db.transaction(async (tx) => {
-    const [row] = await tx.query<{ id: number }>(
-      'INSERT INTO tenants (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id',
-      [name],
-    );
-    if (!row) throw new TenantError(`tenant "${name}" already exists`);
-    const key = await addSubscriptionKey(tx, row.id);
-    const client = await addClient(tx, row.id);
-    return { tenant: name, tenantId: row.id, ...key, ...client };
+    const tenantId = await insertTenant(tx, name);
+    if (tenantId === undefined) throw new TenantError(`tenant "${name}" already exists`);
+    const key = await addSubscriptionKey(tx, tenantId);
+    const client = await addClient(tx, tenantId);
+    return { tenant: name, tenantId, ...key, ...client };
   });
 }
 
 /** The id of the tenant with this name; refuses an unknown name. */
 export async function tenantIdByName(db: Queryable, name: string): Promise<number> {
-  const [row] = await db.query<{ id: number }>('SELECT id FROM tenants WHERE name = $1', [name]);
-  if (!row) throw new TenantError(`no tenant named "${name}"`);
-  return row.id;
-}
-
-export async function hasTenants(db: Queryable): Promise<boolean> {
-  const [row] = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM tenants) AS any');
-  return row?.any === true;
-}
-
-export function listTenants(db: Queryable): Promise<TenantInfo[]> {
-  return db.query<TenantInfo>(
-    `SELECT t.id, t.name, to_char(t.created_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "createdAt",
-            (SELECT count(*) FROM subscription_keys k
-             WHERE k.tenant_id = t.id AND k.revoked_at IS NULL)::integer AS "activeKeys",
-            (SELECT count(*) FROM api_clients c
-             WHERE c.tenant_id = t.id AND c.revoked_at IS NULL)::integer AS "activeClients"
-     FROM tenants t ORDER BY t.name`,
-  );
-}
-
-/**
- * Returns the id of the tenant with this name, creating it (without credentials) if it does not exist.
- * For tests and tools that need a bare tenant to own rows.
- */
-export async function ensureTenant(db: Queryable, name: string): Promise<number> {
-  const [row] = await db.query<{ id: number }>(
-    `WITH inserted AS (
-       INSERT INTO tenants (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id
-     )
-     SELECT id FROM inserted UNION ALL SELECT id FROM tenants WHERE name = $1 LIMIT 1`,
-    [name],
-  );
-  return row!.id;
+  const id = await tenantIdOf(db, name);
+  if (id === undefined) throw new TenantError(`no tenant named "${name}"`);
+  return id;
 }

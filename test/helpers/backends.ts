@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
-import type { Database } from '../../src/db/database.js';
+import type { Database, Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { ensureTenant } from '../../src/tenants/tenants.js';
+import { insertTenant, tenantIdOf } from '../../src/sql/tenants.js';
 
 export interface Backend {
   readonly name: 'pglite' | 'postgres';
@@ -38,6 +38,14 @@ export function backends(): Backend[] {
   const url = process.env.TEST_DATABASE_URL;
   if (url) list.push(lazy('postgres', async () => openPostgres({ connectionString: url, poolSize: 4 })));
   return list;
+}
+
+/**
+ * The id of the tenant with this name, made (without credentials) when there is none: a bare tenant
+ * to own rows, for suites that reuse one name across runs on the same PostgreSQL.
+ */
+export async function ensureTenant(db: Queryable, name: string): Promise<number> {
+  return (await insertTenant(db, name)) ?? (await tenantIdOf(db, name))!;
 }
 
 /** A tenant of its own for each test: tests never see each other's rows, with no cleanup needed. */
