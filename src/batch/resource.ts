@@ -37,7 +37,12 @@ export interface BatchResource extends BatchResourceDefinition {
   readonly fieldList: readonly Field[];
   /** Positions of the key fields in fieldNames. */
   readonly keyPositions: readonly number[];
-  /** Position of the field that must name an existing product, if any. */
+  /** The field whose value must name a row of another resource (field.references), if any. */
+  readonly reference: ResourceReference | undefined;
+  /**
+   * reference?.position, under the name process-batch.ts and openapi/batch-paths.ts still read
+   * (their texts speak of the product master, the one resource referred to today).
+   */
   readonly productPosition: number | undefined;
   /** Positions of the fields stored as columns of the table (all but an items field). */
   readonly columnPositions: readonly number[];
@@ -45,6 +50,46 @@ export interface BatchResource extends BatchResourceDefinition {
   readonly childPosition: number | undefined;
   /** Request body limit in bytes: a full batch at maximum field sizes, pretty-printed, fits with room. */
   readonly bodyLimit: number;
+}
+
+/** Where a resource's field refers to another resource's key, and what that key is. */
+export interface ResourceReference {
+  /** Position of the referring field in fieldNames. */
+  readonly position: number;
+  /** The referring field's name: the errors' field. */
+  readonly name: string;
+  /** The referred table and its key column; read when first used, so resources may load in any order. */
+  readonly table: string;
+  readonly column: string;
+  /** The 400 problem of a value naming no row. */
+  readonly message: string;
+}
+
+function resourceReference(definition: BatchResourceDefinition, fieldList: readonly Field[]) {
+  const positions = fieldList.flatMap((field, at) => (field.references ? [at] : []));
+  if (positions.length > 1) {
+    // The pipeline runs one query for unknown keys (write-sql.ts); two references would need two.
+    throw new Error(`${definition.name}: at most one field may refer to another resource`);
+  }
+  const position = positions[0];
+  if (position === undefined) return undefined;
+  const reference = fieldList[position]!.references!;
+  const target = () => {
+    const resource = reference.resource();
+    if (resource.key.length !== 1 || resource.key[0] !== reference.field) {
+      throw new Error(`${definition.name}: a reference names ${resource.name}'s one key field`);
+    }
+    return resource;
+  };
+  return {
+    position,
+    name: Object.keys(definition.fields)[position]!,
+    get table() {
+      return target().table;
+    },
+    column: reference.field,
+    message: reference.message,
+  } satisfies ResourceReference;
 }
 
 /** Indentation, quotes, colon, comma and newline around one "key": value pair, pretty-printed. */
@@ -65,7 +110,7 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     if (at < 0) throw new Error(`${definition.name}: key field ${name} is not in the field table`);
     return at;
   };
-  const productAt = fieldList.findIndex((field) => field.referencesProduct);
+  const reference = resourceReference(definition, fieldList);
   const childAt = fieldList.findIndex((field) => field instanceof ItemsField);
   if (childAt >= 0 !== (definition.children !== undefined)) {
     throw new Error(`${definition.name}: an items field and a children table go together`);
@@ -82,7 +127,8 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     fieldNames,
     fieldList,
     keyPositions: definition.key.map(position),
-    productPosition: productAt < 0 ? undefined : productAt,
+    reference,
+    productPosition: reference?.position,
     columnPositions: fieldList.flatMap((_, at) => (at === childAt ? [] : [at])),
     childPosition: childAt < 0 ? undefined : childAt,
     bodyLimit: Math.min(

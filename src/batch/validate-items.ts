@@ -181,20 +181,23 @@ export function validateItems(resource: BatchResource, items: readonly unknown[]
   return { rows, errors };
 }
 
-/** Adds "unknown product" to the items whose product code the product master lacks. */
-export function markUnknownProducts(
+/**
+ * Adds the reference's problem ("Product does not exist in the product master") to the items whose
+ * referring field names a key the other resource lacks (missing: from missingReferencesSql).
+ */
+export function markUnknownReferences(
   resource: BatchResource,
   batch: ValidatedBatch,
   missing: ReadonlySet<string>,
 ): void {
-  const at = resource.productPosition;
-  if (at === undefined || missing.size === 0) return;
-  const name = resource.fieldNames[at]!;
+  const reference = resource.reference;
+  if (reference === undefined || missing.size === 0) return;
+  const { position: at, name, message } = reference;
   const byIndex = new Map(batch.errors.map((error) => [error.index, error]));
   batch.rows.forEach((row, index) => {
-    const code = row?.[at];
-    if (code === undefined || !missing.has(code as string)) return;
-    const error = { field: name, message: fieldMessages.unknownProduct };
+    const key = row?.[at];
+    if (key === undefined || !missing.has(key as string)) return;
+    const error = { field: name, message };
     const existing = byIndex.get(index);
     if (existing?.errors.at(-1) === itemCut) return;
     if (existing) existing.errors.push(error);
@@ -203,14 +206,18 @@ export function markUnknownProducts(
   batch.errors.sort((a, b) => a.index - b.index);
 }
 
-/** Distinct product codes of the valid rows, for the one existence query. */
-export function productCodes(resource: BatchResource, batch: ValidatedBatch): string[] {
-  const at = resource.productPosition;
+/** Distinct keys the valid rows refer to, for the one existence query. */
+export function referencedKeys(resource: BatchResource, batch: ValidatedBatch): string[] {
+  const at = resource.reference?.position;
   if (at === undefined) return [];
-  const codes = new Set<string>();
+  const keys = new Set<string>();
   for (const row of batch.rows) {
-    const code = row?.[at];
-    if (code !== undefined) codes.add(code as string);
+    const key = row?.[at];
+    if (key !== undefined) keys.add(key as string);
   }
-  return [...codes];
+  return [...keys];
 }
+
+/** The names process-batch.ts and openapi/batch-paths.ts import (products are the one reference today). */
+export const markUnknownProducts = markUnknownReferences;
+export const productCodes = referencedKeys;

@@ -109,7 +109,15 @@ function buildChildrenInsert(resource: BatchResource, firstParam: number): strin
   FROM unnest(${arrays}) AS c(${names})`;
 }
 
-/** Which of the given product codes the tenant's product master lacks: one query per batch. */
-export const MISSING_PRODUCTS_SQL = `SELECT c.code
+/**
+ * Which of the given keys ($2) the tenant's rows of the referred resource lack: one query per batch,
+ * for the 400 that names them (the foreign key only says that some are missing).
+ */
+export function missingReferencesSql(reference: { readonly table: string; readonly column: string }): string {
+  return `SELECT c.code
 FROM unnest($2::text[]) AS c(code)
-WHERE NOT EXISTS (SELECT 1 FROM products p WHERE p.tenant_id = $1 AND p.code = c.code)`;
+WHERE NOT EXISTS (SELECT 1 FROM ${ident(reference.table)} p WHERE p.tenant_id = $1 AND p.${ident(reference.column)} = c.code)`;
+}
+
+/** Which of the given product codes the tenant's product master lacks (process-batch.ts's name for it). */
+export const MISSING_PRODUCTS_SQL = missingReferencesSql({ table: 'products', column: 'code' });

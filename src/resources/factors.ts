@@ -1,5 +1,6 @@
 import { batchResource } from '../batch/resource.js';
 import { decimal, text } from '../fields/field.js';
+import { productReference } from './products.js';
 
 /** backoffice-api.md 4.6. */
 export const factors = batchResource({
@@ -14,7 +15,7 @@ export const factors = batchResource({
     product_code: text({
       max: 20,
       required: true,
-      references: 'products',
+      references: productReference,
       description: 'must exist in the product master',
     }),
     unit: decimal({ precision: 18, scale: 2, required: true, description: 'numeric conversion factor' }),

@@ -1,5 +1,6 @@
 import { batchResource } from '../batch/resource.js';
 import { decimal, text } from '../fields/field.js';
+import { productReference } from './products.js';
 
 /** backoffice-api.md 4.9: the one spec endpoint that updates existing keys. */
 export const prices = batchResource({
@@ -14,7 +15,7 @@ export const prices = batchResource({
     product_code: text({
       max: 20,
       required: true,
-      references: 'products',
+      references: productReference,
       description: 'must exist in the product master',
     }),
     price_list: text({ max: 20, required: true, description: 'price list code' }),

@@ -1,5 +1,6 @@
 import { batchResource } from '../batch/resource.js';
-import { decimal, flag, text } from '../fields/field.js';
+import { decimal, flag, type Reference, text } from '../fields/field.js';
+import { fieldMessages } from '../fields/messages.js';
 
 /** The product master that stocks, factors and prices refer to (extensions.md section 3). */
 export const products = batchResource({
@@ -18,3 +19,13 @@ export const products = batchResource({
     state: flag({ default: 'Y', description: 'Y (active) or N (inactive); default Y' }),
   },
 });
+
+/**
+ * A product code of the tenant's product master: what stocks, factors and prices declare
+ * (references: productReference), with the message the spec's users know for a code that names none.
+ */
+export const productReference: Reference = {
+  resource: () => products,
+  field: 'code',
+  message: fieldMessages.unknownProduct,
+};

@@ -1,5 +1,6 @@
 import { batchResource } from '../batch/resource.js';
 import { decimal, text } from '../fields/field.js';
+import { productReference } from './products.js';
 
 /** backoffice-api.md 4.4. */
 export const stocks = batchResource({
@@ -14,7 +15,7 @@ export const stocks = batchResource({
     product_code: text({
       max: 20,
       required: true,
-      references: 'products',
+      references: productReference,
       description: 'must exist in the product master',
     }),
     location: text({ max: 20, required: true, description: 'warehouse, point of sale or location' }),

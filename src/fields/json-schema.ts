@@ -1,0 +1,14 @@
+import type { ItemsField } from './items.js';
+
+/** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** Which side of the API a schema describes: what a batch request may send, or what a response holds. */
+export type Direction = 'request' | 'response';
+
+/** What a field type needs from the document it is described in. */
+export interface SchemaContext {
+  direction: Direction;
+  /** The $ref schema of the child objects of an items field (the document names and places it). */
+  childSchema(field: ItemsField): JsonSchema;
+}

@@ -1,0 +1,17 @@
+/**
+ * A field whose value must name a row of another batch resource by its key (stocks, factors and prices
+ * name a product by its code). Declared in the field table; the batch layer writes nothing for it but
+ * the foreign key of the migration, which refuses unknown keys, and the one query that names them for
+ * the 400 (src/batch/write-sql.ts).
+ */
+export interface Reference {
+  /**
+   * The resource referred to. A function, so resources can refer to each other whatever order their
+   * modules load in; the field layer knows only what it needs of it.
+   */
+  readonly resource: () => { readonly name: string; readonly table: string; readonly key: readonly string[] };
+  /** The resource's key field the value is compared with: its one key field (checked when first used). */
+  readonly field: string;
+  /** The problem reported for a value that names no row (messages.ts). */
+  readonly message: string;
+}
