@@ -1,5 +1,7 @@
-/** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them. */
-export type JsonSchema = { [keyword: string]: unknown };
+import type { JsonSchema } from '../fields/json-schema.js';
+
+/** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them (field types give theirs: src/fields). */
+export type { JsonSchema };
 
 /** An OpenAPI object (operation, response, parameter, ...), kept loose: the test validates the document. */
 export type OpenApiObject = { [key: string]: unknown };

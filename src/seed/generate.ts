@@ -1,14 +1,7 @@
 import type { BatchResource } from '../batch/resource.js';
-import {
-  ChoiceField,
-  DateTimeField,
-  DecimalField,
-  type Field,
-  IntegerField,
-  ItemsField,
-  TextField,
-  TimeOfDayField,
-} from '../fields/field.js';
+import { dateTimeText } from '../fields/date-time.js';
+import type { Field, ItemsField } from '../fields/field.js';
+import { int, pad, pick, type Random } from '../fields/random.js';
 import { customers } from '../resources/customers.js';
 import { deliveries } from '../resources/deliveries.js';
 
@@ -20,9 +13,9 @@ import { deliveries } from '../resources/deliveries.js';
  * depends only on (seed, n), so a data set can be generated in any chunks, in any order.
  */
 
-/** A small fast PRNG (mulberry32): uniform in [0, 1). */
-export type Random = () => number;
+export { dateTimeText, type Random };
 
+/** A small fast PRNG (mulberry32): uniform in [0, 1). */
 export function random(seed: number): Random {
   let state = seed >>> 0;
   return () => {
@@ -39,15 +32,6 @@ function itemRandom(seed: number, stream: number, n: number): Random {
   return random(Math.imul(seed ^ Math.imul(stream, 0x9e3779b1), 0x85ebca6b) ^ Math.imul(n, 0xc2b2ae35));
 }
 
-const pick = <T>(rng: Random, list: readonly T[]): T => list[Math.floor(rng() * list.length)]!;
-const int = (rng: Random, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
-const pad = (n: number, width: number) => String(n).padStart(width, '0');
-
-/** yyyy-MM-ddTHH:mm:ss of a UTC epoch in ms. */
-export function dateTimeText(epochMs: number): string {
-  return new Date(epochMs).toISOString().slice(0, 19);
-}
-
 const FIRST = ['Ana', 'Luis', 'Maria', 'Jorge', 'Carmen', 'Andres', 'Paula', 'Diego', 'Lucia', 'Camilo'];
 const LAST = ['Gomez', 'Perez', 'Rodriguez', 'Martinez', 'Lopez', 'Garcia', 'Torres', 'Ramirez', 'Diaz'];
 const BUSINESS = ['Tienda', 'Supermercado', 'Drogueria', 'Minimercado', 'Panaderia', 'Distribuidora'];
@@ -61,7 +45,6 @@ const CITIES = [
   ['Pereira', 'Risaralda', 4.81, -75.69],
 ] as const;
 const STREET = ['Calle', 'Carrera', 'Avenida', 'Diagonal', 'Transversal'];
-const WORDS = ['norte', 'sur', 'centro', 'bodega', 'pedido', 'cliente', 'ruta', 'zona', 'entrega', 'pago'];
 
 /** Customers created from this date on, in code order, a few seconds to minutes apart. */
 const EPOCH = Date.UTC(2020, 0, 1);
@@ -74,33 +57,6 @@ export const customerCode = (n: number) => `C${pad(n + 1, 9)}`;
 export const deliveryCode = (n: number) => `D${pad(n + 1, 10)}`;
 export const productCode = (n: number) => `P${pad(n + 1, 6)}`;
 
-function words(rng: Random, max: number): string {
-  let text = pick(rng, WORDS);
-  const count = int(rng, 0, 4);
-  for (let w = 0; w < count; w++) text += ` ${pick(rng, WORDS)}`;
-  return text.slice(0, max);
-}
-
-function decimalText(rng: Random, field: DecimalField): string {
-  const integerDigits = Math.min(field.precision - field.scale, 6);
-  const low = field.min ?? 0;
-  const high = Math.min(field.max ?? 10 ** integerDigits - 1, 10 ** integerDigits - 1);
-  const scaled = Math.round((low + rng() * (high - low)) * 10 ** field.scale);
-  return (scaled / 10 ** field.scale).toFixed(field.scale);
-}
-
-/** A value that fits any field of a field table (the fallback for fields without a realistic rule). */
-function anyValue(rng: Random, field: Field, at: number): unknown {
-  if (field instanceof ChoiceField) return pick(rng, field.values);
-  if (field instanceof TimeOfDayField)
-    return `${pad(int(rng, 6, 18), 2)}:${pick(rng, ['00', '15', '30', '45'])}`;
-  if (field instanceof TextField) return words(rng, field.max);
-  if (field instanceof DecimalField) return decimalText(rng, field);
-  if (field instanceof IntegerField) return int(rng, field.min, Math.min(field.max, field.min + 1_000));
-  if (field instanceof DateTimeField) return dateTimeText(at + int(rng, 0, 30 * 86_400) * 1_000);
-  throw new Error('no generic value for this field');
-}
-
 /** A realistic value for a field, given the item's number and its generator; undefined: use the fallback. */
 type Rule = (rng: Random, n: number, context: { total: number; customers: number }) => unknown;
 
@@ -110,7 +66,8 @@ function generator(
   optionalRate: number,
   at: (n: number) => number,
 ) {
-  const entries = Object.entries(resource.fields).filter(([, field]) => !(field instanceof ItemsField));
+  // Items are not columns: a data set sets them itself (generateDeliveries).
+  const entries = Object.entries(resource.fields).filter(([, field]) => field.isColumn);
   for (const name of Object.keys(rules)) {
     if (!Object.hasOwn(resource.fields, name)) throw new Error(`seed rule for unknown field ${name}`);
   }
@@ -123,7 +80,8 @@ function generator(
         const value = rule(rng, n, context);
         if (value !== undefined) item[name] = value;
       } else if (field.required || rng() < optionalRate) {
-        item[name] = anyValue(rng, field, time);
+        // The fallback for fields without a realistic rule: any value its type accepts.
+        item[name] = field.generate(rng, time);
       }
     }
     return item;
