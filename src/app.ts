@@ -8,9 +8,10 @@ import { registerBatchRoute } from './batch/batch-route.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
+import { registerAcknowledgeRoute } from './deliveries/acknowledge-route.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
-import { charsetOf, isUtf8Charset, parseJsonBytes } from './http/json-body.js';
+import { charsetOf, isUtf8Charset, parseJsonRequest } from './http/json-body.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
@@ -119,7 +120,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     try {
-      done(null, parseJsonBytes(body as Buffer));
+      // A large batch body stays bytes, parsed in a worker thread (src/batch/batch-worker-pool.ts).
+      done(null, parseJsonRequest(body as Buffer, request.routeOptions.config.rawJsonFrom));
     } catch {
       done(problems.invalidJson(), undefined);
     }
@@ -146,6 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission });
   }
   registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
+  registerAcknowledgeRoute(app, { db: options.db, authenticate });
   registerDocs(app);
   return app;
 }

@@ -8,6 +8,7 @@ import formats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { validateItems } from '../src/batch/validate-items.js';
+import { ACKNOWLEDGE_BODY_LIMIT } from '../src/deliveries/acknowledge.js';
 import {
   type ChoiceField,
   type DecimalField,
@@ -18,7 +19,6 @@ import {
 } from '../src/fields/field.js';
 import { inputSchemaName } from '../src/openapi/batch-paths.js';
 import { buildOpenApiDocument, openApiJson } from '../src/openapi/document.js';
-import { ACKNOWLEDGE_BODY_LIMIT } from '../src/read/acknowledge.js';
 import { batchResources } from '../src/resources/index.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { appForNewTenant, testAuthConfig } from './helpers/app.js';

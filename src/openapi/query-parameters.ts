@@ -1,5 +1,5 @@
 import { HttpProblem } from '../http/problems.js';
-import { type ParamRule, parseQuery } from '../read/query-params.js';
+import { checkQuery, type ParamRule } from '../read/query-params.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 
 export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
@@ -36,7 +36,7 @@ function ruleText(rule: ParamRule): string {
 }
 
 /**
- * The query parameters of a read endpoint from its rules (src/read): schema and limits come from the
+ * The query parameters of a list from its rules (src/read/list-params.ts): schema and limits come from the
  * rule, the meaning from meanings (a parameter without one is described by its rule alone).
  */
 export function queryParameters(
@@ -66,18 +66,14 @@ function badValue(rule: ParamRule): string {
   }
 }
 
-/** The 400 body parseQuery itself gives for a query string that breaks each rule in turn. */
+/** The 400 body the list route gives for a query string that breaks each rule in turn. */
 export function parameterErrorExample(rules: Readonly<Record<string, ParamRule>>): object {
   const query: Record<string, string> = {};
   for (const [name, rule] of Object.entries(rules)) {
     if (rule.kind !== 'text' || Object.keys(query).length === 0) query[name] = badValue(rule);
   }
   query.limt = '10';
-  try {
-    parseQuery(rules, query);
-  } catch (error) {
-    if (error instanceof HttpProblem) return error.body();
-    throw error;
-  }
-  throw new Error('parameterErrorExample: the query was accepted');
+  const checked = checkQuery(rules, query);
+  if (checked.ok) throw new Error('parameterErrorExample: the query was accepted');
+  return new HttpProblem(400, checked.errors).body();
 }

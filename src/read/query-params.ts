@@ -1,5 +1,3 @@
-import { HttpProblem } from '../http/problems.js';
-
 /** One query parameter of a read endpoint and its rule (backoffice-api.md 4.1, 4.2; extensions.md 6). */
 export type ParamRule =
   | { kind: 'text'; max: number }
@@ -45,14 +43,23 @@ function problemOf(rule: ParamRule, value: string): string | undefined {
   }
 }
 
+/** A parameter that broke its rule, named as the 400 answer names it (extensions.md 6). */
+export interface ParamError {
+  field: string;
+  message: string;
+}
+
+/** A query string's values with the defaults filled in, or every problem it has. */
+export type QueryCheck = { ok: true; values: ParsedQuery } | { ok: false; errors: ParamError[] };
+
 /**
- * Checks a query string against the rules: every problem is reported at once (400), nothing is
- * clamped, unknown and repeated parameters are refused, an empty value is an error (an empty filter
- * from a script must not silently list everything).
+ * Checks a query string against the rules: every problem is reported at once, nothing is clamped,
+ * unknown and repeated parameters are refused, an empty value is an error (an empty filter from a
+ * script must not silently list everything). The route answers the problems with a 400.
  */
-export function parseQuery(rules: Readonly<Record<string, ParamRule>>, query: unknown): ParsedQuery {
+export function checkQuery(rules: Readonly<Record<string, ParamRule>>, query: unknown): QueryCheck {
   const given = (query ?? {}) as Record<string, unknown>;
-  const errors: { field: string; message: string }[] = [];
+  const errors: ParamError[] = [];
   const parsed: ParsedQuery = {};
   for (const [name, raw] of Object.entries(given)) {
     const rule = Object.hasOwn(rules, name) ? rules[name] : undefined;
@@ -68,18 +75,9 @@ export function parseQuery(rules: Readonly<Record<string, ParamRule>>, query: un
       else parsed[name] = rule.kind === 'integer' ? Number(raw) : raw;
     }
   }
-  if (errors.length > 0) throw new HttpProblem(400, errors);
+  if (errors.length > 0) return { ok: false, errors };
   for (const [name, rule] of Object.entries(rules)) {
     if (parsed[name] === undefined && 'default' in rule) parsed[name] = rule.default;
   }
-  return parsed;
-}
-
-/** The filters that were given, without the absent ones. */
-export function given(
-  filters: Readonly<Record<string, string | number | undefined>>,
-): Record<string, string | number> {
-  const present: Record<string, string | number> = {};
-  for (const [name, value] of Object.entries(filters)) if (value !== undefined) present[name] = value;
-  return present;
+  return { ok: true, values: parsed };
 }

@@ -1,0 +1,54 @@
+import { type Database, withRetry } from '../db/database.js';
+import type { TextField } from '../fields/field.js';
+import { deliveries } from '../resources/deliveries.js';
+import { acknowledgeDeliveries } from '../sql/acknowledge.js';
+
+/**
+ * POST /v1/deliveries/acknowledge (extensions.md 4): deliveries the ERP received leave the pending
+ * list. A write on deliveries that is neither a batch upload nor a read: its own small domain.
+ */
+
+const CODE = deliveries.fields.code!;
+/** One message for every way an element can fail the delivery field table's code field. */
+export const NOT_A_DELIVERY_CODE = `Item must be a delivery code: a string of 1 to ${(CODE as TextField).max} characters`;
+/** 10,000 codes of 30 four-byte characters, quoted, with separators, and room. */
+export const ACKNOWLEDGE_BODY_LIMIT = 2 * 1024 * 1024;
+
+/** An element of the body that is not a delivery code, as the invalid-items answer lists it. */
+export interface NotACode {
+  index: number;
+  errors: [{ field: null; message: string }];
+}
+
+/** The elements that the code field of the delivery field table refuses, in body order. */
+export function notDeliveryCodes(codes: readonly unknown[]): NotACode[] {
+  const refused: NotACode[] = [];
+  const reasons: string[] = [];
+  codes.forEach((code, index) => {
+    reasons.length = 0;
+    CODE.check(code, reasons);
+    if (reasons.length > 0) refused.push({ index, errors: [{ field: null, message: NOT_A_DELIVERY_CODE }] });
+  });
+  return refused;
+}
+
+export interface Acknowledgement {
+  /** Distinct given codes the tenant has, newly or already acknowledged. */
+  acknowledged: number;
+  /** The other given codes, distinct, in "C" order. */
+  notFound: string[];
+}
+
+/** Acknowledges the tenant's deliveries of these codes (each a valid code: notDeliveryCodes found none). */
+export async function acknowledge(
+  db: Database,
+  tenantId: number,
+  codes: readonly string[],
+): Promise<Acknowledgement> {
+  const distinct = [...new Set(codes)];
+  const notFound = await withRetry(() => acknowledgeDeliveries(db, tenantId, distinct));
+  const acknowledged = distinct.length - notFound.length;
+  // An upper bound (codes acknowledged before count too): enough for the upkeep's threshold.
+  await db.wrote('deliveries', acknowledged);
+  return { acknowledged, notFound };
+}

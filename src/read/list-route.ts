@@ -1,0 +1,37 @@
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { Queryable } from '../db/database.js';
+import { HttpProblem } from '../http/problems.js';
+import type { ListResource } from '../resources/list-resource.js';
+import { listPageStatement } from '../sql/list-page.js';
+import type { FilteredTotals } from './filtered-totals.js';
+import { linkBase } from './link-base.js';
+import { readListPage } from './list-page.js';
+import { listParamRules, listQuery } from './list-params.js';
+import { sendPage } from './page-reply.js';
+import { checkQuery } from './query-params.js';
+import { selectList } from './select-list.js';
+
+export interface ListRouteDeps {
+  db: Queryable;
+  /** Runs before anything else; sets request.tenantId or answers 401. */
+  authenticate: onRequestHookHandler;
+  /** Totals of filtered lists counted by this app, reused while their version holds. */
+  totals: FilteredTotals;
+  /** PUBLIC_BASE_URL: where paging links point; absent, the request's well-formed scheme and host. */
+  publicBaseUrl?: string | undefined;
+}
+
+/** GET <list.path>: the query checked against the list's rules (400 naming each problem), one page. */
+export function registerListRoute(app: FastifyInstance, list: ListResource, deps: ListRouteDeps): void {
+  const rules = listParamRules(list);
+  const statement = listPageStatement(list, selectList);
+  app.get(list.path, { onRequest: deps.authenticate }, async (request, reply) => {
+    const checked = checkQuery(rules, request.query);
+    if (!checked.ok) throw new HttpProblem(400, checked.errors);
+    const query = listQuery(list, checked.values);
+    const row = await readListPage(deps.db, deps.totals, statement, request.tenantId, query);
+    // The route's own path, not the request's URL: the links name the endpoint, not what was typed.
+    const baseUrl = `${linkBase(request, deps.publicBaseUrl)}${request.routeOptions.url}`;
+    return sendPage(reply, baseUrl, row, query);
+  });
+}

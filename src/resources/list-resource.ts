@@ -1,0 +1,142 @@
+import { DateTimeField, type Field, ItemsField, TextField } from '../fields/field.js';
+
+/**
+ * The table a list reads, as its field table describes it. A batch resource (src/resources/*.ts) is
+ * one: a list shows the rows its batch endpoint loads, with the same fields.
+ */
+export interface ListSourceTable {
+  readonly name: string;
+  readonly table: string;
+  /** Unique within a tenant: a list's sort breaks ties with it, so paging is stable. */
+  readonly key: readonly string[];
+  readonly fields: Readonly<Record<string, Field>>;
+  /** Fields the system always sets on insert (they are never null in a listed row). */
+  readonly insertDefaults?: Readonly<Record<string, string>>;
+  /** Where the rows of its items field are kept, listed inside each row. */
+  readonly children?: { readonly table: string; readonly parentColumn: string };
+}
+
+/**
+ * A query-parameter filter on a field of the source table:
+ * - equals: rows whose (text) field is exactly the value;
+ * - since: rows whose DateTime field is on or after the date (YYYY-MM-DD) given.
+ */
+export type ListFilterDefinition =
+  | {
+      readonly field: string;
+      readonly match: 'equals';
+      /** What the parameter means, for the OpenAPI document. */
+      readonly meaning: string;
+      /**
+       * Longest value accepted, only when the contract's number differs from the field's maximum
+       * length; otherwise the field's own maximum is the rule.
+       */
+      readonly maxLength?: number;
+    }
+  | { readonly field: string; readonly match: 'since'; readonly meaning: string };
+
+export interface ListResourceDefinition {
+  /** The endpoint: GET path. */
+  readonly path: string;
+  readonly source: ListSourceTable;
+  /**
+   * The rows listed are those whose `unset` column is null (a column the system sets, not a field:
+   * pending deliveries are those not acknowledged). Absent: every row of the tenant.
+   */
+  readonly only?: { readonly unset: string };
+  /** Query parameter -> filter, in the order the parameters are documented and applied. */
+  readonly filters: Readonly<Record<string, ListFilterDefinition>>;
+  /**
+   * The one sort: `sort=<field>` ascending, `sort=-<field>` descending, the source's key breaking
+   * ties in the same direction. nullsAs 'oldest': a row without the date sorts as older than any
+   * (first ascending, last descending); absent, the field is never null (set on insert).
+   */
+  readonly sort: {
+    readonly field: string;
+    readonly default: 'ascending' | 'descending';
+    readonly nullsAs?: 'oldest';
+  };
+  /** Page size: `limit` from 1 to max, default when not given. Pages count from 1. */
+  readonly limit: { readonly max: number; readonly default: number };
+  /**
+   * Its row_counts name (migrations 005, 007): the triggers that keep the unfiltered total and the
+   * version filtered totals are checked against.
+   */
+  readonly counter: string;
+  /** The OpenAPI operation and the schema of one listed object (and of its items). */
+  readonly openapi: {
+    readonly operationId: string;
+    readonly summary: string;
+    readonly description: string;
+    readonly schema: { readonly name: string; readonly description: string };
+    readonly itemsSchema?: { readonly name: string; readonly description: string };
+  };
+}
+
+/** A filter with its rule resolved from the field it refers to. */
+export type ListFilter =
+  | { readonly field: string; readonly match: 'equals'; readonly meaning: string; readonly maxLength: number }
+  | { readonly field: string; readonly match: 'since'; readonly meaning: string };
+
+export interface ListResource extends Omit<ListResourceDefinition, 'filters'> {
+  readonly filters: Readonly<Record<string, ListFilter>>;
+  /** The source's one-column key: the sort's tie-break and what pages are joined back on. */
+  readonly key: string;
+  /** The items field listed inside each row, if the source has one. */
+  readonly items: { readonly name: string; readonly field: ItemsField } | undefined;
+}
+
+/** Column names go into statements as written: only plain lower-case identifiers are accepted. */
+const PLAIN = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * One list endpoint, declared once: its route, query rules, statement and OpenAPI all come from it
+ * (src/read/list-route.ts, src/read/list-params.ts, src/sql/list-page.ts, src/openapi/read-paths.ts).
+ * Checks the declaration against its field table at start, so a filter on a field that does not
+ * exist, or of a type it cannot filter, fails at once.
+ */
+export function listResource(definition: ListResourceDefinition): ListResource {
+  const { source } = definition;
+  const fail = (why: string): never => {
+    throw new Error(`list ${definition.path}: ${why}`);
+  };
+  const fieldOf = (name: string): Field =>
+    source.fields[name] ?? fail(`${name} is not a field of ${source.name}`);
+  if (source.key.length !== 1) fail('the source needs a one-field key');
+  const key = source.key[0]!;
+  const filters: Record<string, ListFilter> = {};
+  for (const [param, filter] of Object.entries(definition.filters)) {
+    const field = fieldOf(filter.field);
+    if (!PLAIN.test(filter.field)) fail(`${filter.field} is not a plain column name`);
+    if (filter.match === 'equals') {
+      if (!(field instanceof TextField)) fail(`${param}: an equals filter needs a text field`);
+      filters[param] = { ...filter, maxLength: filter.maxLength ?? (field as TextField).max };
+    } else {
+      if (!(field instanceof DateTimeField)) fail(`${param}: a since filter needs a DateTime field`);
+      filters[param] = filter;
+    }
+  }
+  if (!(fieldOf(definition.sort.field) instanceof DateTimeField)) fail('the sort needs a DateTime field');
+  const itemsEntry = Object.entries(source.fields).find(([, field]) => field instanceof ItemsField);
+  if ((itemsEntry === undefined) !== (source.children === undefined)) {
+    fail('an items field and a children table go together');
+  }
+  const names = [key, definition.sort.field, source.table, definition.counter];
+  if (definition.only) names.push(definition.only.unset);
+  if (itemsEntry && source.children) {
+    names.push(
+      itemsEntry[0],
+      (itemsEntry[1] as ItemsField).key,
+      source.children.table,
+      source.children.parentColumn,
+    );
+  }
+  for (const name of names) if (!PLAIN.test(name)) fail(`${name} is not a plain identifier`);
+  if (itemsEntry && !definition.openapi.itemsSchema) fail('a source with items needs an items schema');
+  return {
+    ...definition,
+    filters,
+    key,
+    items: itemsEntry && { name: itemsEntry[0], field: itemsEntry[1] as ItemsField },
+  };
+}

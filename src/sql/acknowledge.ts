@@ -1,0 +1,35 @@
+import type { Queryable } from '../db/database.js';
+
+/**
+ * Acknowledges the tenant's given deliveries that are still pending and answers the given codes the
+ * tenant has no delivery of. The pending rows are locked in code order ("C" collation, FOR UPDATE
+ * under the ORDER BY) before they are updated, so two calls with overlapping codes wait for each
+ * other instead of deadlocking. The UPDATE runs although the final SELECT does not read it: a
+ * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date.
+ */
+const ACKNOWLEDGE_SQL = `WITH given AS (
+  SELECT DISTINCT code FROM unnest($2::text[]) AS g(code)
+), locked AS (
+  SELECT d.code FROM deliveries d JOIN given USING (code)
+  WHERE d.tenant_id = $1 AND d.acknowledged_at IS NULL
+  ORDER BY d.code COLLATE "C"
+  FOR UPDATE OF d
+), acknowledged AS (
+  UPDATE deliveries d SET acknowledged_at = (now() AT TIME ZONE 'UTC')
+  FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
+  RETURNING d.code
+)
+SELECT given.code
+FROM given
+WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.tenant_id = $1 AND d.code = given.code)
+ORDER BY given.code COLLATE "C"`;
+
+/** Marks the deliveries of these codes acknowledged; returns the codes not found, in "C" order. */
+export async function acknowledgeDeliveries(
+  db: Queryable,
+  tenantId: number,
+  codes: readonly string[],
+): Promise<string[]> {
+  const rows = await db.query<{ code: string }>(ACKNOWLEDGE_SQL, [tenantId, codes]);
+  return rows.map((row) => row.code);
+}
