@@ -22,8 +22,8 @@ export interface RunningServer {
  * A newcomer's first start (embedded database, nothing in it yet) gets a "demo" tenant with sample data,
  * so the API can be tried at once. Never on PostgreSQL: a shared database gets tenants on purpose only.
  */
-async function createDemoTenant(db: Database, config: Config): Promise<NewTenant | undefined> {
-  if (config.databaseUrl !== undefined || db.kind !== 'pglite' || (await hasTenants(db))) return undefined;
+async function createDemoTenant(db: Database): Promise<NewTenant | undefined> {
+  if (db.sharedByProcesses || (await hasTenants(db))) return undefined;
   const demo = await createTenant(db, 'demo');
   await seedDemoData(db, demo.tenantId);
   return demo;
@@ -35,7 +35,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
-    const demo = await createDemoTenant(db, config);
+    const demo = await createDemoTenant(db);
     app = await buildApp({ db, config, logLevel: config.logLevel });
     const url = await app.listen({ port: config.port, host: config.host });
     const running = app;

@@ -105,7 +105,9 @@ function asDatabase(db: PGlite): Database {
     },
   });
   return {
-    kind: 'pglite',
+    backend: 'pglite',
+    sharedByProcesses: false,
+    poolStats: () => ({ max: 1, total: 1 }),
     ...wrap(db),
     statementRows: Number.POSITIVE_INFINITY,
     async wrote() {},

@@ -154,7 +154,9 @@ export interface Statement {
 export async function readStatement(path: string, tenant: number): Promise<Statement> {
   let captured: Statement | undefined;
   const capture: Database = {
-    kind: 'postgres',
+    backend: 'postgres',
+    sharedByProcesses: true,
+    poolStats: () => ({ max: 1, total: 1 }),
     async query<Row>(sql: string, params?: readonly unknown[]) {
       captured = { sql, params: [...(params ?? [])] };
       return [{ total: 0, item_count: 0, data: '[]' }] as Row[];

@@ -162,7 +162,9 @@ export async function rawStatement(
   }
   let captured: RawStatement | undefined;
   const capture: Database = {
-    kind: 'postgres',
+    backend: 'postgres',
+    sharedByProcesses: true,
+    poolStats: () => ({ max: 1, total: 1 }),
     async query<Row>(sql: string, params?: readonly unknown[]) {
       captured = { sql, params: params ?? [] };
       return [{ created: 0 }] as Row[];

@@ -1,6 +1,8 @@
 /**
  * The one narrow interface the rest of the code sees. Two implementations: PostgreSQL (pg pool) and
- * embedded PGlite. Both speak the same PostgreSQL dialect, so every statement is written once.
+ * embedded PGlite. Both speak the same PostgreSQL dialect, so every statement is written once; where
+ * they differ (chunk size, upkeep after writes, pool figures) the difference lives in the
+ * implementation, and a caller reads a fact about the database, never which one it is.
  */
 export interface Queryable {
   /** One statement with $n parameters; returns its rows. */
@@ -10,7 +12,13 @@ export interface Queryable {
 }
 
 export interface Database extends Queryable {
-  readonly kind: 'postgres' | 'pglite';
+  /** Which engine, for people: the label of a metric. Nothing branches on it. */
+  readonly backend: 'postgres' | 'pglite';
+  /**
+   * Whether other processes may use the same database at once. Then what the instances must agree
+   * on (rate limit counts) is kept in the database, and no demo tenant is made in it unasked.
+   */
+  readonly sharedByProcesses: boolean;
   /**
    * Runs work in one transaction: committed when it resolves, rolled back when it throws. Retried
    * from the start on a serialization failure or deadlock, so work must not have side effects
@@ -29,8 +37,8 @@ export interface Database extends Queryable {
    * inside one transaction (still all or nothing). Infinity: one statement, however large.
    */
   readonly statementRows: number;
-  /** Connection pool usage, for metrics. Absent on PGlite: one in-process connection, no pool. */
-  poolStats?(): PoolStats;
+  /** Connection usage, for metrics. */
+  poolStats(): PoolStats;
 }
 
 export interface PoolStats {
@@ -38,9 +46,12 @@ export interface PoolStats {
   max: number;
   /** Connections open (idle or in use). */
   total: number;
-  idle: number;
-  /** Queries and transactions waiting for a connection. */
-  waiting: number;
+  /**
+   * Open connections not in use, and queries and transactions waiting for a connection; undefined
+   * where they are not known (PGlite queues inside its one connection and does not tell).
+   */
+  idle?: number | undefined;
+  waiting?: number | undefined;
 }
 
 /** SQLSTATEs after which the whole transaction can safely be run again. */

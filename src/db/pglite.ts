@@ -38,12 +38,16 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   // No autovacuum here: without it a table never gets statistics nor a visibility map.
   const upkeep = new TableUpkeep(direct, 'VACUUM (ANALYZE)');
   return {
-    kind: 'pglite',
+    backend: 'pglite',
+    // Its data directory is held under a lock file: one process at a time.
+    sharedByProcesses: false,
     query: direct.query,
     exec: direct.exec,
     wrote: (table, rows) => upkeep.wrote(table, rows),
     statementRows: PGLITE_STATEMENT_ROWS,
     transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
+    // One in-process connection, always open, and no pool in front of it.
+    poolStats: () => ({ max: 1, total: 1 }),
     async close() {
       try {
         await db.close();

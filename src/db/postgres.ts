@@ -94,7 +94,8 @@ export function openPostgres(options: PostgresOptions): Database {
   }
 
   const database: Database = {
-    kind: 'postgres',
+    backend: 'postgres',
+    sharedByProcesses: true,
     // One statement however large: a round trip per chunk would cost more than it saves.
     statementRows: Number.POSITIVE_INFINITY,
     async query<Row>(text: string, params?: readonly unknown[]) {

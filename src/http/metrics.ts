@@ -79,9 +79,7 @@ export class AppMetrics implements BatchMetrics {
       help: 'The database backend: postgres (pg pool) or pglite (embedded, one connection) (value always 1)',
       labelNames: ['backend'] as const,
       registers: [this.registry],
-    }).set({ backend: db.kind }, 1);
-    // PGlite has no pool: one in-process connection, always open; idle and waiting are not known there.
-    const stats = db.poolStats?.bind(db) ?? (() => undefined);
+    }).set({ backend: db.backend }, 1);
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
         name,
@@ -92,15 +90,19 @@ export class AppMetrics implements BatchMetrics {
         },
       });
     gauge('sfa_db_pool_max_connections', 'Connections the pool may open (DB_POOL_SIZE; 1 on PGlite)', () => {
-      return stats()?.max ?? 1;
+      return db.poolStats().max;
     });
-    gauge('sfa_db_pool_connections', 'Connections open, idle or in use', () => stats()?.total ?? 1);
-    if (db.poolStats) {
-      gauge('sfa_db_pool_idle_connections', 'Open connections not in use', () => stats()!.idle);
+    gauge('sfa_db_pool_connections', 'Connections open, idle or in use', () => db.poolStats().total);
+    // A figure the database cannot tell gets no series at all, rather than a made-up 0.
+    const known = db.poolStats();
+    if (known.idle !== undefined) {
+      gauge('sfa_db_pool_idle_connections', 'Open connections not in use', () => db.poolStats().idle ?? 0);
+    }
+    if (known.waiting !== undefined) {
       gauge(
         'sfa_db_pool_waiting_clients',
         'Queries and transactions waiting for a connection',
-        () => stats()!.waiting,
+        () => db.poolStats().waiting ?? 0,
       );
     }
   }

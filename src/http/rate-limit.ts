@@ -5,20 +5,20 @@ import { claimRateLimitHits } from '../sql/rate-limits.js';
 import { problems } from './problems.js';
 
 /**
- * Rate limit per subscription key (issue 5): at most `limit` requests per fixed window of
- * `windowSeconds`, counted after authentication. Every counted answer carries the IETF draft fields
- * RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (draft-ietf-httpapi-ratelimit-headers,
- * separate fields; Reset in seconds); one over the limit gets 429 with Retry-After as well.
+ * Rate limit per subscription key: at most `limit` requests per fixed window of `windowSeconds`,
+ * counted after authentication. Every counted answer carries the IETF draft fields RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset (draft-ietf-httpapi-ratelimit-headers, separate fields;
+ * Reset in seconds); one over the limit gets 429 with Retry-After as well.
  *
- * On PostgreSQL the counts live in the database (table rate_limits), so instances sharing it share
- * the limit; embedded PGlite serves one process only and counts in memory. A statement per request
- * would cost every request a round trip, so an instance claims quota leases: a block of
- * leaseSize(limit) hits of a key at a time (more when more of its requests are waiting), served from
- * memory. The guarantee: instances sharing one PostgreSQL never admit more than `limit` requests of a
- * key per window in total. What is given up: a key near its limit may be refused up to
- * leaseSize(limit) - 1 requests early for each other instance holding part of a block, and the
- * counts one instance shows (RateLimit-Remaining) do not include requests another instance serves
- * from a block it already holds.
+ * When other processes share the database (PostgreSQL), the counts live in it (table rate_limits),
+ * so the instances share the limit; a database of one process (embedded PGlite) counts in memory.
+ * A statement per request would cost every request a round trip, so an instance claims quota
+ * leases: a block of leaseSize(limit) hits of a key at a time (more when more of its requests are
+ * waiting), served from memory. The guarantee: instances sharing one PostgreSQL never admit more than
+ * `limit` requests of a key per window in total. What is given up: a key near its limit may be
+ * refused up to leaseSize(limit) - 1 requests early for each other instance holding part of a block,
+ * and the counts one instance shows (RateLimit-Remaining) do not include requests another instance
+ * serves from a block it already holds.
  */
 
 /** The count of a key in the current window after this request, and seconds until the window ends. */
@@ -192,9 +192,10 @@ export const RATE_LIMIT_WINDOW_SECONDS = 60;
 /** The limiter of a database at `perMinute` requests per key and minute; none when 0 or unset. */
 export function rateLimiterFor(db: Database, perMinute: number | undefined): RateLimiter | undefined {
   if (!perMinute) return undefined;
-  const store =
-    db.kind === 'postgres'
-      ? new LeasingRateLimitStore(db, perMinute, RATE_LIMIT_WINDOW_SECONDS)
-      : new MemoryRateLimitStore(RATE_LIMIT_WINDOW_SECONDS);
+  // One process alone on its database counts in memory: no round trip, and no table of counts to keep
+  // up on a database without autovacuum.
+  const store = db.sharedByProcesses
+    ? new LeasingRateLimitStore(db, perMinute, RATE_LIMIT_WINDOW_SECONDS)
+    : new MemoryRateLimitStore(RATE_LIMIT_WINDOW_SECONDS);
   return new RateLimiter(perMinute, RATE_LIMIT_WINDOW_SECONDS, store);
 }
