@@ -61,6 +61,8 @@ export interface ResourceReference {
   /** The referred table and its key column; read when first used, so resources may load in any order. */
   readonly table: string;
   readonly column: string;
+  /** The batch endpoint that loads the referred rows (for the documentation). */
+  readonly path: string;
   /** The 400 problem of a value naming no row. */
   readonly message: string;
 }
@@ -86,6 +88,9 @@ function resourceReference(definition: BatchResourceDefinition, fieldList: reado
     name: Object.keys(definition.fields)[position]!,
     get table() {
       return target().table;
+    },
+    get path() {
+      return target().path;
     },
     column: reference.field,
     message: reference.message,

@@ -9,7 +9,12 @@ export interface Reference {
    * The resource referred to. A function, so resources can refer to each other whatever order their
    * modules load in; the field layer knows only what it needs of it.
    */
-  readonly resource: () => { readonly name: string; readonly table: string; readonly key: readonly string[] };
+  readonly resource: () => {
+    readonly name: string;
+    readonly table: string;
+    readonly path: string;
+    readonly key: readonly string[];
+  };
   /** The resource's key field the value is compared with: its one key field (checked when first used). */
   readonly field: string;
   /** The problem reported for a value that names no row (messages.ts). */

@@ -1,5 +1,5 @@
 import { type BatchResource, MAX_BATCH_ITEMS } from '../batch/resource.js';
-import { markUnknownProducts, validateItems } from '../batch/validate-items.js';
+import { markUnknownReferences, validateItems } from '../batch/validate-items.js';
 import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
 import { bodyTooLargeResponse, problemExamples } from './errors.js';
@@ -103,13 +103,13 @@ function invalidItemsExamples(resource: BatchResource) {
       value: problems.invalidItems(validateItems(resource, invalidItems(resource)).errors).body(),
     },
   };
-  const productAt = resource.productPosition;
-  if (productAt !== undefined) {
+  const reference = resource.reference;
+  if (reference !== undefined) {
     const item = exampleObject(resource.fields, { requiredOnly: true });
     const batch = validateItems(resource, [item]);
-    markUnknownProducts(resource, batch, new Set([item[resource.fieldNames[productAt]!] as string]));
+    markUnknownReferences(resource, batch, new Set([item[reference.name] as string]));
     examples.unknownProduct = {
-      summary: 'Product code not in the product master',
+      summary: `${reference.name}: ${reference.message}`,
       value: problems.invalidItems(batch.errors).body(),
     };
   }
@@ -125,11 +125,12 @@ function description(resource: BatchResource): string {
         'a key repeated within the batch: the last occurrence wins.'
       : `An item whose key (${key}) exists is ignored, not an error; a key repeated within the batch: the first ` +
         'occurrence wins.';
+  const reference = resource.reference;
   const product =
-    resource.productPosition === undefined
+    reference === undefined
       ? ''
-      : `\n\n\`${resource.fieldNames[resource.productPosition]}\` must exist in the product master ` +
-        '(POST /api/products/batch-create).';
+      : `\n\n\`${reference.name}\` must name an existing \`${reference.column}\` of ${reference.table} ` +
+        `(POST ${reference.path}).`;
   return (
     `${resource.summary}.\n\n` +
     `Body: a JSON array of 1 to ${MAX_BATCH_ITEMS} ${noun} objects (at most 1000 recommended), at most ` +
