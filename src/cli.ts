@@ -331,8 +331,9 @@ program
       pending ??= signal;
       void stop(signal);
     };
-    process.once('SIGTERM', () => onSignal('SIGTERM'));
-    process.once('SIGINT', () => onSignal('SIGINT'));
+    // on, not once: a second signal while stopping must not fall through to the default (an abrupt exit).
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+    process.on('SIGINT', () => onSignal('SIGINT'));
     server = await startServer(loadConfig());
     if (server.demo) printDemoWelcome(server);
     if (pending) await stop(pending);

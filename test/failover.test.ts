@@ -76,7 +76,7 @@ describe('PostgreSQL in production topologies', {
   test('instances that together want more connections than allowed wait for their own', async () => {
     // A role of its own with a connection limit (a superuser is exempt from limits), owner of the database.
     const role = `sfa_limited_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    await admin(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 6`);
+    await admin(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 8`);
     const scratch = await scratchPostgresDatabase(serverUrl!);
     const servers: RunningServer[] = [];
     after(async () => {
@@ -89,7 +89,7 @@ describe('PostgreSQL in production topologies', {
     const url = new URL(scratch.url);
     url.username = role;
 
-    // Three instances of 10 connections each against a limit of 6.
+    // Three instances of 10 connections each against a limit of 8 (each needs a connection or two to start).
     for (let n = 0; n < 3; n++) {
       servers.push(
         await startServer(loadConfig({ ...quiet, DATABASE_URL: url.toString(), DB_POOL_SIZE: '10' })),

@@ -58,9 +58,21 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
     chownSync(dir, id('-u'), id('-g'));
   }
   const command = asRoot ? ['runuser', '-u', 'postgres', '--', PGBOUNCER] : [PGBOUNCER];
+  // A process group of its own: as root, runuser stands between us and pgbouncer, and a signal to the
+  // group reaches both; the exit hook stops it even if the test process ends without its cleanup.
   const child: ChildProcess = spawn(command[0]!, [...command.slice(1), join(dir, 'pgbouncer.ini')], {
     stdio: 'ignore',
+    detached: true,
   });
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // Already gone.
+    }
+  };
+  const killOnExit = () => signal('SIGKILL');
+  process.once('exit', killOnExit);
   const log = () =>
     existsSync(join(dir, 'pgbouncer.log')) ? readFileSync(join(dir, 'pgbouncer.log'), 'utf8') : '';
   const deadline = Date.now() + 10_000;
@@ -88,8 +100,9 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
     },
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null) signal('SIGTERM');
       await exited;
+      process.off('exit', killOnExit);
       rmSync(dir, { recursive: true, force: true });
     },
   };
