@@ -4,7 +4,7 @@ import { ValidationCrash } from '../http/server-errors.js';
 import type { BatchResource } from './resource.js';
 import { validateInSlices } from './validate-in-slices.js';
 import { type ItemError, markUnknownProducts, productCodes, type ValidatedBatch } from './validate-items.js';
-import { type BatchCounts, writeBatch } from './write-batch.js';
+import { type BatchCounts, type PreparedWrite, prepareWrite, writePrepared } from './write-batch.js';
 import { MISSING_PRODUCTS_SQL } from './write-sql.js';
 
 /** A batch with invalid items: nothing was written. */
@@ -19,6 +19,23 @@ export class InvalidBatch extends Error {
 
 /** foreign_key_violation: only the product reference can fail (the tenant exists, items follow their parent). */
 const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * A batch checked, wherever that was (inline, or in a worker thread for a large body): its problems,
+ * or what its write needs.
+ */
+export interface CheckedBatch {
+  /** Sorted by index; empty for a valid batch. */
+  errors: ItemError[];
+  /**
+   * The rows as far as the missing-products query reads them (the product code at productPosition;
+   * undefined for an item without a valid row). A function: a worker's batch builds them only when
+   * the query runs.
+   */
+  rows: () => ValidatedBatch['rows'];
+  /** Present when errors is empty. */
+  write?: PreparedWrite;
+}
 
 async function markMissingProducts(
   db: Database,
@@ -52,12 +69,29 @@ export async function processBatch(
   } catch (error) {
     throw new ValidationCrash(error);
   }
-  if (batch.errors.length > 0) {
+  const rows = () => batch.rows;
+  if (batch.errors.length > 0) return writeChecked(db, tenantId, resource, { errors: batch.errors, rows });
+  const write = prepareWrite(resource, batch.rows as FieldValue[][], db.statementRows);
+  return writeChecked(db, tenantId, resource, { errors: [], rows, write });
+}
+
+/**
+ * The pipeline after validation: a batch with problems is refused with them (and its unknown
+ * products), a valid one written; a foreign-key failure names the unknown products.
+ */
+export async function writeChecked(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  checked: CheckedBatch,
+): Promise<BatchCounts> {
+  if (checked.errors.length > 0 || !checked.write) {
+    const batch = { rows: checked.rows(), errors: checked.errors };
     await markMissingProducts(db, tenantId, resource, batch);
     throw new InvalidBatch(batch.errors);
   }
   try {
-    return await writeBatch(db, tenantId, resource, batch.rows as FieldValue[][]);
+    return await writePrepared(db, tenantId, resource, checked.write);
   } catch (error) {
     if (
       resource.productPosition === undefined ||
@@ -65,6 +99,7 @@ export async function processBatch(
     ) {
       throw error;
     }
+    const batch = { rows: checked.rows(), errors: [] as ItemError[] };
     await markMissingProducts(db, tenantId, resource, batch);
     if (batch.errors.length === 0) throw error;
     throw new InvalidBatch(batch.errors);

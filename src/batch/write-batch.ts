@@ -91,12 +91,44 @@ export function statementColumns(resource: BatchResource, rows: readonly FieldVa
   return columns;
 }
 
-function statementParams(
+/**
+ * What writing a validated batch needs, built from its rows wherever they were validated: inline for
+ * a small body, in a worker thread for a large one (src/batch/batch-worker.ts), which sends back these
+ * strings and counts rather than the rows (a structured clone of 10,000 rows costs the event loop
+ * about what their parse did).
+ */
+export interface PreparedWrite {
+  /** The batch's items. */
+  items: number;
+  /** Its rows once repeated keys are merged (deduplicate). */
+  distinct: number;
+  /** The items of the distinct rows' children (0 without children): the upkeep's count. */
+  childItems: number;
+  /**
+   * Per statement of at most statementRows distinct rows (one on PostgreSQL, several on PGlite): the
+   * array literal of each column, the parameters after the tenant.
+   */
+  chunks: string[][];
+}
+
+/** Deduplicates the rows and builds each statement's column literals (the slow part of a write). */
+export function prepareWrite(
   resource: BatchResource,
-  tenantId: number,
   rows: readonly FieldValue[][],
-): unknown[] {
-  return [tenantId, ...statementColumns(resource, rows).map(arrayLiteral)];
+  statementRows: number,
+): PreparedWrite {
+  const distinct = deduplicate(resource, rows);
+  const chunks: string[][] = [];
+  // At least one statement, as before (an empty batch from the command line writes nothing in it).
+  for (let from = 0; from === 0 || from < distinct.length; from += statementRows) {
+    const part = distinct.length <= statementRows ? distinct : distinct.slice(from, from + statementRows);
+    chunks.push(statementColumns(resource, part).map(arrayLiteral));
+  }
+  let childItems = 0;
+  if (resource.childPosition !== undefined) {
+    for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
+  }
+  return { items: rows.length, distinct: distinct.length, childItems, chunks };
 }
 
 /**
@@ -109,35 +141,42 @@ export async function writeBatch(
   resource: BatchResource,
   rows: readonly FieldValue[][],
 ): Promise<BatchCounts> {
+  return writePrepared(db, tenantId, resource, prepareWrite(resource, rows, db.statementRows));
+}
+
+/** Runs a prepared write's statements (several, in one transaction, on PGlite) and counts the rows. */
+export async function writePrepared(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  prepared: PreparedWrite,
+): Promise<BatchCounts> {
   let sql = statements.get(resource);
   if (!sql) {
     sql = buildWriteSql(resource);
     statements.set(resource, sql);
   }
-  const distinct = deduplicate(resource, rows);
-  const write = async (target: Queryable, part: readonly FieldValue[][]) => {
-    const [result] = await target.query<{ created: number }>(sql, statementParams(resource, tenantId, part));
+  const write = async (target: Queryable, columns: readonly string[]) => {
+    const [result] = await target.query<{ created: number }>(sql, [tenantId, ...columns]);
     return result?.created ?? 0;
   };
   let created: number;
-  const chunk = db.statementRows;
-  if (distinct.length > chunk) {
+  const { chunks, items, distinct } = prepared;
+  if (chunks.length > 1) {
     // Several statements of the database's size (PGlite), all or nothing together.
     created = await db.transaction(async (tx) => {
       let sum = 0;
-      for (let from = 0; from < distinct.length; from += chunk) {
-        sum += await write(tx, distinct.slice(from, from + chunk));
-      }
+      for (const columns of chunks) sum += await write(tx, columns);
       return sum;
     });
   } else {
-    created = await withRetry(() => write(db, distinct));
+    created = await withRetry(() => write(db, chunks[0]!));
   }
   const counts: BatchCounts =
     resource.onExisting === 'ignore'
-      ? { created, updated: 0, ignored: rows.length - created }
-      : { created, updated: distinct.length - created, ignored: rows.length - distinct.length };
-  await noteWrites(db.wrote.bind(db), resource, distinct, counts);
+      ? { created, updated: 0, ignored: items - created }
+      : { created, updated: distinct - created, ignored: items - distinct };
+  await noteWrites(db.wrote.bind(db), resource, prepared, counts);
   return counts;
 }
 
@@ -145,14 +184,15 @@ export async function writeBatch(
 async function noteWrites(
   wrote: (table: string, rows: number) => Promise<void>,
   resource: BatchResource,
-  distinct: readonly FieldValue[][],
+  prepared: PreparedWrite,
   counts: BatchCounts,
 ): Promise<void> {
   await wrote(resource.table, counts.created + counts.updated);
-  if (resource.children && resource.childPosition !== undefined && distinct.length > 0) {
+  if (resource.children && resource.childPosition !== undefined && prepared.distinct > 0) {
     // Items are written with new parents only: their share of the batch's items, near enough here.
-    let items = 0;
-    for (const row of distinct) items += (row[resource.childPosition] as FieldValue[][]).length;
-    await wrote(resource.children.table, Math.round((items * counts.created) / distinct.length));
+    await wrote(
+      resource.children.table,
+      Math.round((prepared.childItems * counts.created) / prepared.distinct),
+    );
   }
 }

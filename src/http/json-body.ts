@@ -85,3 +85,27 @@ export function charsetOf(contentType: string | undefined): string | undefined {
 /** The labels of UTF-8 a client may declare (WHATWG Encoding lists "utf8" and "unicode-1-1-utf-8" too). */
 export const isUtf8Charset = (charset: string | undefined) =>
   charset === undefined || charset === 'utf-8' || charset === 'utf8' || charset === 'unicode-1-1-utf-8';
+
+/**
+ * A JSON body left as bytes for its route, which parses it off the event loop (a large batch body:
+ * src/batch/batch-worker-pool.ts). The charset was checked; nothing else.
+ */
+export class RawJson {
+  readonly bytes: Buffer;
+  constructor(bytes: Buffer) {
+    this.bytes = bytes;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Bodies of at least this many bytes reach the handler as RawJson, unparsed. */
+    rawJsonFrom?: number;
+  }
+}
+
+/** A request's JSON body: parsed (parseJsonBytes), or RawJson from the route's rawJsonFrom on. */
+export function parseJsonRequest(bytes: Buffer, rawJsonFrom: number | undefined): unknown {
+  if (rawJsonFrom !== undefined && bytes.length >= rawJsonFrom) return new RawJson(bytes);
+  return parseJsonBytes(bytes);
+}
