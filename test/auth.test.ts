@@ -259,7 +259,7 @@ for (const backend of backends()) {
       assert.equal(good.statusCode, 201, good.body);
     });
 
-    test('a token dated ahead or living longer than TOKEN_TTL_SECONDS is refused (issue 12 item 9)', async () => {
+    test('a token dated ahead or living longer than TOKEN_TTL_SECONDS is refused', async () => {
       const db = await backend.db();
       const app = await newApp(db);
       const tenant = await newTenant(db);
@@ -286,7 +286,7 @@ for (const backend of backends()) {
       }
     });
 
-    test('a token is accepted in its canonical spelling only (issue 12 item 9)', async () => {
+    test('a token is accepted in its canonical spelling only', async () => {
       const db = await backend.db();
       const app = await newApp(db);
       const tenant = await newTenant(db);
@@ -518,7 +518,7 @@ for (const backend of backends()) {
       assert.equal((await requestToken(app, bystander, {}, '192.0.2.9')).statusCode, 200);
     });
 
-    test('wrong secrets for a client id from many addresses do not lock the client out (issue 12 item 4)', async () => {
+    test('wrong secrets for a client id from many addresses do not lock the client out', async () => {
       const db = await backend.db();
       const app = await newApp(db);
       const tenant = await newTenant(db);

@@ -11,7 +11,7 @@ import { backends } from './helpers/backends.js';
 import { customer, delivery } from './helpers/read-data.js';
 
 /*
- * Secrets are never written to a log (issue 5 item 6): an app logging at trace level into a stream
+ * Secrets are never written to a log: an app logging at trace level into a stream
  * this test reads goes through every kind of call (tokens by form, JSON and Basic, refused tokens,
  * batches, reads, acknowledgement, refused credentials, credentials put where they do not belong),
  * and then the whole log is searched for every key, client secret, token, server secret and stored
@@ -185,7 +185,7 @@ for (const backend of backends()) {
       assert.ok(searched >= 2 * secrets.length);
     });
 
-    test('query parameter names spelled another way are redacted in the incoming request line (issue 12 item 8)', async () => {
+    test('query parameter names spelled another way are redacted in the incoming request line', async () => {
       const db = await backend.db();
       const lines: string[] = [];
       const app = await buildApp({

@@ -14,7 +14,7 @@ import { countRows } from './helpers/batch-json.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
- * Rate limit per subscription key (issue 5 item 7): RATE_LIMIT_PER_MINUTE requests per key and
+ * Rate limit per subscription key: RATE_LIMIT_PER_MINUTE requests per key and
  * fixed one-minute window, then 429 with Retry-After; every counted answer carries RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset. On PostgreSQL the count is shared by every instance,
  * which claims it in blocks of leaseSize(limit) hits (quota leases).

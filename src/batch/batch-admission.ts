@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { problems } from '../http/problems.js';
 
 /**
- * Admission of batch work (issue 12 item 5): a large batch holds the event loop for tens of
+ * Admission of batch work: a large batch holds the event loop for tens of
  * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
  * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
  * most `running` batches are parsed, validated and written at once in this process, at most

@@ -1,5 +1,5 @@
 /**
- * How much of a refused batch's problems an answer lists (issue 12, item 2). Without a cap, one item
+ * How much of a refused batch's problems an answer lists. Without a cap, one item
  * with a million unknown keys bought an 80 MB answer and seconds of event loop; a cut list says so in
  * its last element, in shapes the spec already has ({field: null, ...} inside an item, {index: null,
  * field: null, ...} in the answer), so clients that read today's errors read these too.

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpProblem } from './problems.js';
 
 /**
- * Shutdown without waiting on idle clients (issue 5 item 4). fastify.close() stops accepting, reaps
+ * Shutdown without waiting on idle clients. fastify.close() stops accepting, reaps
  * the keep-alive connections idle at that moment, and waits for the rest: a connection whose request
  * was in flight would then stay open after its answer until the client or the keep-alive timeout
  * (72 s) ends it, and the process would not exit. So once closing, every answer, including the
