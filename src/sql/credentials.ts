@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { NOW_UTC } from '../db/sql.js';
+import { dateTimeSql } from '../fields/date-time.js';
 
 // Subscription keys and API clients: only their hashes are stored, so every row here holds a hash
 // made by src/auth/, never a key or a secret.
@@ -109,16 +110,16 @@ function revokeResult([row]: { newly: boolean }[]): RevokeResult {
   return row === undefined ? 'not-found' : row.newly ? 'revoked' : 'already-revoked';
 }
 
-const LIST_SUBSCRIPTION_KEYS = `SELECT key_id AS id, to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "createdAt",
-       to_char(revoked_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "revokedAt"
+const LIST_SUBSCRIPTION_KEYS = `SELECT key_id AS id, ${dateTimeSql('created_at')} AS "createdAt",
+       ${dateTimeSql('revoked_at')} AS "revokedAt"
 FROM subscription_keys WHERE tenant_id = $1 ORDER BY created_at, key_id`;
 
 export function listSubscriptionKeys(db: Queryable, tenantId: number): Promise<CredentialInfo[]> {
   return db.query<CredentialInfo>(LIST_SUBSCRIPTION_KEYS, [tenantId]);
 }
 
-const LIST_API_CLIENTS = `SELECT client_id AS id, to_char(created_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "createdAt",
-       to_char(revoked_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "revokedAt"
+const LIST_API_CLIENTS = `SELECT client_id AS id, ${dateTimeSql('created_at')} AS "createdAt",
+       ${dateTimeSql('revoked_at')} AS "revokedAt"
 FROM api_clients WHERE tenant_id = $1 ORDER BY created_at, client_id`;
 
 export function listClients(db: Queryable, tenantId: number): Promise<CredentialInfo[]> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { dateTimeSql } from '../fields/date-time.js';
 
 export interface TenantInfo {
   id: number;
@@ -30,7 +31,7 @@ export async function hasTenants(db: Queryable): Promise<boolean> {
   return row?.any === true;
 }
 
-const LIST_TENANTS = `SELECT t.id, t.name, to_char(t.created_at, 'YYYY-MM-DD"T"HH24:MI:SS') AS "createdAt",
+const LIST_TENANTS = `SELECT t.id, t.name, ${dateTimeSql('t.created_at')} AS "createdAt",
        (SELECT count(*) FROM subscription_keys k
         WHERE k.tenant_id = t.id AND k.revoked_at IS NULL)::integer AS "activeKeys",
        (SELECT count(*) FROM api_clients c
