@@ -92,7 +92,10 @@ function systemColumns(resource: BatchResource): string[] {
   return [
     'tenant_id',
     'created_at',
-    ...(resource.onExisting === 'update' ? ['updated_at'] : []),
+    // Every resource shows a modification date in the change feed, and records its place there
+    // (migration 008).
+    'updated_at',
+    'change_xid',
     ...Object.keys(resource.setOnInsert ?? {}),
     ...Object.keys(resource.setOnUpdate ?? {}),
   ];

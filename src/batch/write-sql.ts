@@ -48,6 +48,9 @@ export function buildWriteSql(resource: BatchResource): string {
     const assignments = [
       ...changing.map((name) => `${ident(name)} = EXCLUDED.${ident(name)}`),
       ...Object.entries(setOnUpdate).map(([name, expression]) => `${ident(name)} = ${expression}`),
+      // The row moves to this transaction's place in the change feed (migration 008); a new row
+      // gets it from the column's default.
+      'change_xid = pg_current_xact_id()',
     ];
     const mine = changing.map((name) => `t.${ident(name)}`).join(', ');
     const theirs = changing.map((name) => `EXCLUDED.${ident(name)}`).join(', ');

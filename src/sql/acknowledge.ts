@@ -5,7 +5,9 @@ import type { Queryable } from '../db/database.js';
  * tenant has no delivery of. The pending rows are locked in code order ("C" collation, FOR UPDATE
  * under the ORDER BY) before they are updated, so two calls with overlapping codes wait for each
  * other instead of deadlocking. The UPDATE runs although the final SELECT does not read it: a
- * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date.
+ * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date (and
+ * their place in the change feed); a new acknowledgement moves the delivery to this transaction's
+ * place there (change_xid, migration 008).
  */
 const ACKNOWLEDGE_SQL = `WITH given AS (
   SELECT DISTINCT code FROM unnest($2::text[]) AS g(code)
@@ -15,7 +17,7 @@ const ACKNOWLEDGE_SQL = `WITH given AS (
   ORDER BY d.code COLLATE "C"
   FOR UPDATE OF d
 ), acknowledged AS (
-  UPDATE deliveries d SET acknowledged_at = (now() AT TIME ZONE 'UTC')
+  UPDATE deliveries d SET acknowledged_at = (now() AT TIME ZONE 'UTC'), change_xid = pg_current_xact_id()
   FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
   RETURNING d.code
 )

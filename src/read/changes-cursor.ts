@@ -1,0 +1,57 @@
+import type { FeedResource } from '../resources/feed.js';
+import type { FeedPosition } from '../sql/changes.js';
+
+/**
+ * The change feed's cursor (extensions.md 10): opaque to clients, base64url of a small JSON object
+ * {"r": resource, "x": xid8 as text, "k": [key values as text] or null}. It never names the tenant:
+ * the tenant comes from the credentials, so a cursor passed to another tenant reads that tenant's
+ * rows only. It never expires: a position in (change_xid, key) order stays meaningful for ever.
+ */
+
+interface CursorBody {
+  r: string;
+  x: string;
+  k: string[] | null;
+}
+
+/** The largest xid8 (2^64 - 1): past it PostgreSQL would refuse the cast with an error, not a 400. */
+const MAX_XID8 = 18_446_744_073_709_551_615n;
+const XID = /^(0|[1-9]\d{0,19})$/;
+/** A numeric key as PostgreSQL prints it (factors.unit, routes.day). */
+const NUMERIC = /^-?\d{1,40}(\.\d{1,40})?$/;
+/** What a key value must look like to be cast to its column's type without an error. */
+const KEY_TEXT: Partial<Record<string, RegExp>> = { text: /^/su, numeric: NUMERIC, integer: /^-?\d{1,9}$/ };
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+export function encodeCursor(resource: string, position: FeedPosition): string {
+  const body: CursorBody = { r: resource, x: position.xid, k: position.key ? [...position.key] : null };
+  return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
+}
+
+/** The position a feed starts from: before the first row of any transaction. */
+export const START: FeedPosition = { xid: '0', key: null };
+
+/**
+ * The position of a cursor of this resource, or undefined when it is not one: not base64url JSON of
+ * the right shape, another resource's, or with a key that its columns could not compare.
+ */
+export function decodeCursor(feed: FeedResource, text: string): FeedPosition | undefined {
+  if (!BASE64URL.test(text)) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { r, x, k } = body as Partial<CursorBody>;
+  if (r !== feed.name || typeof x !== 'string' || !XID.test(x) || BigInt(x) > MAX_XID8) return undefined;
+  if (k === null) return { xid: x, key: null };
+  const { key } = feed.source;
+  if (!Array.isArray(k) || k.length !== key.length) return undefined;
+  for (const [at, value] of k.entries()) {
+    if (typeof value !== 'string' || value.includes('\u0000')) return undefined;
+    if (!KEY_TEXT[feed.source.fields[key[at]!]!.sqlType]?.test(value)) return undefined;
+  }
+  return { xid: x, key: k };
+}

@@ -1,0 +1,49 @@
+import { type FeedResource, feedResourceNamed, feedResources } from '../resources/feed.js';
+import type { FeedPosition } from '../sql/changes.js';
+import { decodeCursor } from './changes-cursor.js';
+import { checkQuery, type ParamError, type ParamRule } from './query-params.js';
+
+/** Page size of the feed (extensions.md 10): the customer list's own bounds. */
+export const CHANGES_LIMIT = { max: 1000, default: 100 } as const;
+/** Longer than any cursor the service writes (a few hundred characters at the longest keys). */
+const MAX_CURSOR_LENGTH = 1024;
+
+/**
+ * The feed's query rules, in documented order. `resource` has no default: it is required, which the
+ * rules cannot say, so changesQuery checks it first (its rule's default is never used).
+ */
+export const changesParamRules: Readonly<Record<string, ParamRule>> = {
+  resource: { kind: 'choice', values: feedResources.map((feed) => feed.name), default: '' },
+  after: { kind: 'text', max: MAX_CURSOR_LENGTH },
+  limit: { kind: 'integer', min: 1, max: CHANGES_LIMIT.max, default: CHANGES_LIMIT.default },
+};
+
+export const AFTER_MESSAGE = 'Parameter must be the next cursor of an earlier answer for this resource';
+
+export interface ChangesQuery {
+  feed: FeedResource;
+  /** Absent: from the beginning. */
+  after: FeedPosition | undefined;
+  /** The cursor as sent, answered as next when the page is empty. */
+  afterText: string | undefined;
+  limit: number;
+}
+
+/** A feed request's query checked (extensions.md 6 and 10): the query, or every problem with it. */
+export function changesQuery(
+  query: unknown,
+): { ok: true; query: ChangesQuery } | { ok: false; errors: ParamError[] } {
+  const given = (query ?? {}) as Record<string, unknown>;
+  const errors: ParamError[] = [];
+  if (!Object.hasOwn(given, 'resource')) errors.push({ field: 'resource', message: 'Parameter is required' });
+  const checked = checkQuery(changesParamRules, query);
+  if (!checked.ok) errors.push(...checked.errors);
+  if (!checked.ok || errors.length > 0) return { ok: false, errors };
+  const feed = feedResourceNamed(checked.values.resource as string)!;
+  const afterText = checked.values.after as string | undefined;
+  const after = afterText === undefined ? undefined : decodeCursor(feed, afterText);
+  if (afterText !== undefined && after === undefined) {
+    return { ok: false, errors: [{ field: 'after', message: AFTER_MESSAGE }] };
+  }
+  return { ok: true, query: { feed, after, afterText, limit: checked.values.limit as number } };
+}

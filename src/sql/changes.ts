@@ -1,0 +1,107 @@
+import type { Queryable } from '../db/database.js';
+import { ident } from '../db/sql.js';
+import type { FeedResource } from '../resources/feed.js';
+import { listPageStatement, type SelectList } from './list-page.js';
+
+/**
+ * The page statement of the change feed (GET /v1/changes, extensions.md 10; migration 008), built
+ * once per resource from its declaration (src/resources/feed.ts).
+ *
+ * Rows are served in (change_xid, key) order, after the cursor's position, and only those whose
+ * change_xid is below the xmin of the statement's own snapshot: every transaction still running (and
+ * every later one) has an xid at or above it, so no write can ever commit behind a position this page
+ * hands out. A row written by a transaction still running at read time, or whose xid is above xmin
+ * while an older transaction runs, waits for a later page: delayed, never lost (docs/decisions.md).
+ *
+ * The keyset condition is one range of the (tenant_id, change_xid, key) index: a page costs the same
+ * at any depth. One row more than the limit is read to tell whether there is more.
+ */
+
+/** What does not change between requests of one resource, built once at start. */
+export interface ChangesStatement {
+  readonly feed: FeedResource;
+  /** The statement with and without a keyset position. */
+  readonly first: string;
+  readonly after: string;
+  /** The statement after a start position (an empty feed's cursor): every row from an xid on. */
+  readonly fromXid: string;
+  /** How many key values a position carries, in key order. */
+  readonly keyLength: number;
+}
+
+/** A place in the feed: the last row served, or (key null) the start of a transaction's rows. */
+export interface FeedPosition {
+  /** xid8 as decimal text. */
+  readonly xid: string;
+  /** The key's values as text (a numeric key in PostgreSQL's own spelling), or null. */
+  readonly key: readonly string[] | null;
+}
+
+/** One page: its JSON array text, the last row's position, and whether more rows follow. */
+export interface ChangesRow {
+  data: string;
+  /** [xid, ...key] of the last row served; null when the page is empty. */
+  last: string[] | null;
+  has_more: boolean;
+}
+
+export function changesStatement(feed: FeedResource, selectList: SelectList): ChangesStatement {
+  const { source, list } = feed;
+  const listed = list ? listPageStatement(list, selectList) : undefined;
+  const a = listed?.alias ?? source.table[0]!;
+  const extra = selectList(feed.extra, a);
+  const columns = [listed ? listed.columns : selectList(source.fields, a), extra].filter(Boolean).join(', ');
+  const keys = source.key.map((name) => `${a}.${ident(name)}`);
+  const order = [`${a}.change_xid`, ...keys].join(', ');
+  // The key's values as the cursor carries them, compared back with each field's own type.
+  const casts = source.key.map((name) => source.fields[name]!.sqlType);
+  const build = (position: string) => `WITH page AS (
+  SELECT row_number() OVER (ORDER BY ${order}) AS n,
+         ARRAY[${a}.change_xid::text, ${keys.map((k) => `${k}::text`).join(', ')}] AS position,
+         to_json(shown) AS doc
+  FROM ${ident(source.table)} ${a} CROSS JOIN LATERAL (SELECT ${columns}) shown
+  WHERE ${a}.tenant_id = $1
+    AND ${a}.change_xid < pg_snapshot_xmin(pg_current_snapshot())${position}
+  ORDER BY ${order}
+  LIMIT $2::int + 1
+)
+SELECT COALESCE((SELECT json_agg(doc ORDER BY n) FROM page WHERE n <= $2), '[]'::json)::text AS data,
+       (SELECT position FROM page WHERE n <= $2 ORDER BY n DESC LIMIT 1) AS last,
+       (SELECT count(*) FROM page) > $2 AS has_more`;
+  const keyParams = casts.map((type, at) => `$${at + 4}::${type}`);
+  return {
+    feed,
+    first: build(''),
+    after: build(`\n    AND (${order}) > ($3::xid8, ${keyParams.join(', ')})`),
+    fromXid: build(`\n    AND ${a}.change_xid >= $3::xid8`),
+    keyLength: source.key.length,
+  };
+}
+
+export interface ChangesRequest {
+  tenantId: number;
+  /** Absent: from the beginning of the feed. */
+  after: FeedPosition | undefined;
+  limit: number;
+}
+
+/** One page of the tenant's changes of one resource. */
+export async function selectChanges(
+  db: Queryable,
+  statement: ChangesStatement,
+  request: ChangesRequest,
+): Promise<ChangesRow> {
+  const { after } = request;
+  const base = [request.tenantId, request.limit];
+  let sql = statement.first;
+  let params: unknown[] = base;
+  if (after?.key) {
+    sql = statement.after;
+    params = [...base, after.xid, ...after.key];
+  } else if (after) {
+    sql = statement.fromXid;
+    params = [...base, after.xid];
+  }
+  const [row] = await db.query<ChangesRow>(sql, params);
+  return row!;
+}
