@@ -158,4 +158,26 @@ describe('behind PgBouncer in transaction mode', {
     const [outside] = await db.query<{ statement_timeout: string }>('SHOW statement_timeout');
     assert.equal(outside!.statement_timeout, '0');
   });
+
+  for (const through of ['PgBouncer', 'a direct connection'] as const) {
+    test(`a statement outside a transaction is cancelled on the server at the timeout (${through})`, async () => {
+      const target = through === 'PgBouncer' ? url : scratch.url;
+      const db = openPostgres({ connectionString: target, poolSize: 2, statementTimeoutMs: 300 });
+      after(() => db.close());
+      const marker = `sfa-cancel-${Date.now()}`;
+      const started = Date.now();
+      await assert.rejects(
+        db.query(`SELECT pg_sleep(5), '${marker}'`),
+        (error: { code?: string }) => error.code === '57014',
+      );
+      assert.ok(Date.now() - started < 2_500, `answered after ${Date.now() - started} ms`);
+      // Stopped on the server, not merely given up by the client.
+      const [running] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${marker}%' AND pid <> pg_backend_pid()`,
+      );
+      assert.equal(running!.n, 0);
+      const [ok] = await db.query<{ one: number }>('SELECT 1 AS one');
+      assert.equal(ok!.one, 1);
+    });
+  }
 });

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sendCancelRequest } from './cancel-request.js';
 import { type Database, type Queryable, withRetry } from './database.js';
 import { isConnectionError } from './failures.js';
 import { TableUpkeep } from './table-upkeep.js';
@@ -21,6 +22,17 @@ const CLIENT_MARGIN_MS = 2_000;
 const ACQUIRE_TIMEOUT_MS = 5_000;
 /** After the server refused a connection as one too many, the pool stays at its size for this long. */
 const SHRUNK_FOR_MS = 10_000;
+
+/** Where a cancel request for the statement a connection runs goes, and the key it carries. */
+function cancelTarget(client: pg.PoolClient) {
+  const { host, port, processID, secretKey } = client as unknown as {
+    host: string;
+    port: number;
+    processID: number;
+    secretKey: number;
+  };
+  return { host, port, processId: processID, secretKey };
+}
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
@@ -70,7 +82,7 @@ export function openPostgres(options: PostgresOptions): Database {
     const deadline = Date.now() + acquireTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await pool.connect();
+        return await connectWithin(deadline - Date.now());
       } catch (error) {
         if ((error as { code?: unknown }).code !== '53300' || pool.totalCount === 0) throw error;
         if (Date.now() + 50 >= deadline) throw error;
@@ -81,6 +93,29 @@ export function openPostgres(options: PostgresOptions): Database {
         }, SHRUNK_FOR_MS).unref();
         await sleep(Math.min(10 * attempt, 50));
       }
+    }
+  }
+
+  /**
+   * pool.connect(), given up after ms (the pool's own timeout restarts at every attempt of acquire's
+   * loop). A connection that arrives after that is given back at once.
+   */
+  async function connectWithin(ms: number): Promise<pg.PoolClient> {
+    const pending = pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout exceeded when trying to connect')), Math.max(ms, 0));
+    });
+    try {
+      return await Promise.race([pending, expired]);
+    } catch (error) {
+      pending.then(
+        (late) => late.release(),
+        () => {},
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -100,12 +135,24 @@ export function openPostgres(options: PostgresOptions): Database {
     statementRows: Number.POSITIVE_INFINITY,
     async query<Row>(text: string, params?: readonly unknown[]) {
       const client = await acquire();
+      // Outside a transaction no SET LOCAL bounds the statement on the server: past the timeout the
+      // client asks the server to cancel it, so it stops there too (a client that merely gave up
+      // would leave it running). A connection a cancel was sent for is never reused: the cancel
+      // may still reach its session after the statement ended.
+      let cancelSent = false;
+      const cancel = setTimeout(() => {
+        cancelSent = true;
+        void sendCancelRequest(cancelTarget(client));
+      }, statementTimeoutMs);
       try {
         const result = await client.query(text, params as unknown[] | undefined);
-        client.release();
+        clearTimeout(cancel);
+        client.release(cancelSent ? new Error('statement cancelled') : undefined);
         return result.rows as Row[];
       } catch (error) {
-        release(client, error);
+        clearTimeout(cancel);
+        if (cancelSent) client.release(error as Error);
+        else release(client, error);
         throw error;
       }
     },
