@@ -4,7 +4,7 @@ import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
- * Error amplification (issue 12, item 2): a small or medium body must not buy a huge answer, nor hold
+ * Error amplification: a small or medium body must not buy a huge answer, nor hold
  * the event loop while every one of its problems is listed. Each item lists at most 100 problems, an
  * answer at most 50,000, and a cut list says so in its last element. Figures are printed; time bounds
  * are generous (a shared machine), size bounds are exact.

@@ -23,7 +23,7 @@ test('secrets put in a query string never reach the log; filters stay readable',
   assert.equal(withoutSecrets('/health'), '/health');
 });
 
-test('names are compared percent-decoded, case-folded and without separators (issue 12 item 8)', () => {
+test('names are compared percent-decoded, case-folded and without separators', () => {
   const spellings = [
     'client_secret',
     'client%5Fsecret',

@@ -4,7 +4,7 @@ import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
- * Text that is not well-formed Unicode (issue 12, item 3). Bytes that are not UTF-8 and strings with a
+ * Text that is not well-formed Unicode. Bytes that are not UTF-8 and strings with a
  * lone surrogate (a \ud800 escape without its pair) are refused as invalid JSON, on every endpoint
  * with a JSON body: they used to become U+FFFD on the way to the database, so two different codes
  * collided (a 500 on SQLSTATE 21000, or a silent update of another row), and a stock could name a

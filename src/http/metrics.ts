@@ -2,7 +2,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { BatchCounts } from '../batch/write-batch.js';
 import type { Database } from '../db/database.js';
 import { VERSION } from '../version.js';
 
@@ -13,9 +12,16 @@ declare module 'fastify' {
   }
 }
 
+/** What a written batch did, as the metrics count it (the batch layer's counts have this shape). */
+export interface WrittenCounts {
+  created: number;
+  updated: number;
+  ignored: number;
+}
+
 /** What the batch route reports after a batch is written. */
 export interface BatchMetrics {
-  batchWritten(resource: string, items: number, counts: BatchCounts): void;
+  batchWritten(resource: string, items: number, counts: WrittenCounts): void;
 }
 
 /** Where the metrics listener is opened: a port of its own, never the API's. */
@@ -113,7 +119,7 @@ export class AppMetrics implements BatchMetrics {
     this.durations.observe(labels, seconds);
   }
 
-  batchWritten(resource: string, items: number, counts: BatchCounts): void {
+  batchWritten(resource: string, items: number, counts: WrittenCounts): void {
     this.batchItems.observe({ resource }, items);
     this.batchRows.inc({ resource, outcome: 'created' }, counts.created);
     this.batchRows.inc({ resource, outcome: 'updated' }, counts.updated);
