@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Queryable } from '../src/db/database.js';
+import { buildOpenApiDocument } from '../src/openapi/document.js';
+import { feedResourceNamed } from '../src/resources/feed.js';
 import { batchResources } from '../src/resources/index.js';
 import { appForNewTenant, seedProducts, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
@@ -64,6 +66,13 @@ function problem(status: number, body: any, field: string) {
   assert.equal(typeof body.errors[0].message, 'string');
 }
 
+/** The document's schema of one record of the resource lists exactly the record's keys, in order. */
+function assertDocumentedShape(resource: string, record: object) {
+  const { schemas } = buildOpenApiDocument().components as { schemas: Record<string, any> };
+  const schema = schemas[feedResourceNamed(resource)!.schemaName];
+  assert.deepEqual(Object.keys(record), Object.keys(schema.properties), resource);
+}
+
 const cursorOf = (body: object) => Buffer.from(JSON.stringify(body)).toString('base64url');
 
 for (const backend of backends()) {
@@ -81,6 +90,7 @@ for (const backend of backends()) {
         // The record just written is the last of its feed (products: after the seeded P1).
         const record = records.at(-1);
         assert.deepEqual(Object.keys(record), [...Object.keys(resource.fields), 'created_at', 'updated_at']);
+        assertDocumentedShape(endpoint.name, record);
         assert.match(record.created_at, DATE_TIME);
         assert.equal(record.updated_at, null, `${endpoint.name}: never updated`);
         for (const [name, value] of Object.entries(endpoint.valid(1))) {
@@ -103,6 +113,7 @@ for (const backend of backends()) {
       ]);
       const listed = (await tenant.get('/v1/customers?sort=created_at')).body.data;
       const first = await drain(tenant, 'customers');
+      assertDocumentedShape('customers', first.records[0]);
       assert.deepEqual(
         first.records.sort((a, b) => a.code.localeCompare(b.code)),
         listed.sort((a: any, b: any) => a.code.localeCompare(b.code)),
@@ -145,6 +156,7 @@ for (const backend of backends()) {
         ['D1', 'D2'],
       );
       for (const record of first.records) {
+        assertDocumentedShape('deliveries', record);
         const { acknowledged_at, ...listedShape } = record;
         assert.equal(acknowledged_at, null);
         assert.deepEqual(

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { MAX_BATCH_ITEMS } from '../batch/resource.js';
 import { batchResources } from '../resources/index.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
+import { changesPath, changesSchemas } from './changes-path.js';
 import { errorResponses, errorSchemas } from './errors.js';
 import type { OpenApiObject } from './json-schema.js';
 import { operationsPaths } from './operations-paths.js';
@@ -38,7 +39,7 @@ export function buildOpenApiDocument(): OpenApiObject {
       {
         name: 'Read',
         description:
-          'Customers and pending deliveries, filtered and paged; downloaded deliveries acknowledged.',
+          "Customers and pending deliveries, filtered and paged; downloaded deliveries acknowledged; every resource's changes in commit order.",
       },
       {
         name: 'Batch upload',
@@ -49,6 +50,7 @@ export function buildOpenApiDocument(): OpenApiObject {
     paths: {
       '/token': tokenPath,
       ...readPaths(),
+      ...changesPath(),
       ...batchPaths(batchResources),
       ...operationsPaths,
     },
@@ -56,6 +58,7 @@ export function buildOpenApiDocument(): OpenApiObject {
       securitySchemes,
       schemas: {
         ...readSchemas(),
+        ...changesSchemas(),
         ...batchInputSchemas(batchResources),
         BatchCreated: batchCreatedSchema,
         ...errorSchemas,
