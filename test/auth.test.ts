@@ -540,6 +540,22 @@ for (const backend of backends()) {
       assert.equal((await requestToken(app, tenant, {}, '203.0.113.0')).statusCode, 429);
     });
 
+    test('the addresses of one IPv6 /64 count as one caller; another /64 is not concerned', async () => {
+      const db = await backend.db();
+      const app = await newApp(db);
+      const bystander = await newTenant(db);
+      // 20 failures, each from another address of one /64 (a host may hold all 2^64 of them).
+      for (let n = 0; n < 20; n++) {
+        const wrong = { clientId: `cl_${String(n).padStart(16, '0')}`, clientSecret: 'wrong' };
+        assert.equal(
+          (await requestToken(app, wrong, {}, `2001:db8:7:7::${(n + 1).toString(16)}`)).statusCode,
+          400,
+        );
+      }
+      assert.equal((await requestToken(app, bystander, {}, '2001:db8:7:7::ffff')).statusCode, 429);
+      assert.equal((await requestToken(app, bystander, {}, '2001:db8:7:8::1')).statusCode, 200);
+    });
+
     test('TOKEN_SECRET signs when set; tokens of another secret are refused', async () => {
       const db = await backend.db();
       const tenant = await newTenant(db);

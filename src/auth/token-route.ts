@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { HttpProblem, OAuthProblem, oauthProblems } from '../http/problems.js';
 import { signAccessToken } from './access-token.js';
+import { callerAddress } from './caller-address.js';
 import type { ApiClientVerifier } from './client-verifier.js';
 import type { Attempt, FailureThrottle } from './failure-throttle.js';
 import { HashingBusy } from './hashing-gate.js';
@@ -74,8 +75,9 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
 
       // Bounded: a client id is short, and a long one must not make the throttle hold long strings.
       const client = clientId.slice(0, 100);
-      const addressKey = `address:${request.ip}`;
-      const clientAtAddressKey = `client:${client} address:${request.ip}`;
+      const caller = callerAddress(request.ip);
+      const addressKey = `address:${caller}`;
+      const clientAtAddressKey = `client:${client} address:${caller}`;
       const clientKey = `client:${client}`;
       // Slots are taken before the hash, so attempts in flight count: a burst cannot pass all at once.
       const attempts: Attempt[] = [];
@@ -104,7 +106,7 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
 
       let tenantId: number | undefined;
       try {
-        tenantId = await deps.clients.authenticate(clientId, clientSecret, request.ip);
+        tenantId = await deps.clients.authenticate(clientId, clientSecret, caller);
         if (tenantId === undefined) throw refuse('Client authentication failed');
         const key = request.headers['subscription-key'];
         if (key !== undefined) {
