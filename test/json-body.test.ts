@@ -229,6 +229,18 @@ describe('parseJsonBytes: only well-formed Unicode', () => {
     ]);
   });
 
+  test('a long run of backslashes is checked in linear time', () => {
+    // 1 MiB of escaped backslashes (valid JSON text): a backtracking scan took minutes on this.
+    for (const tail of ['', 'u', '\\ud800']) {
+      const body = Buffer.from(`["${'\\'.repeat(512 * 1024)}${tail}"]`);
+      const started = performance.now();
+      if (tail === '\\ud800') assert.throws(() => parseJsonBytes(body), SyntaxError);
+      else parseJsonBytes(body);
+      const ms = performance.now() - started;
+      assert.ok(ms < 1_000, `${ms.toFixed(0)} ms for 1 MiB of backslashes`);
+    }
+  });
+
   test('property: refused exactly when some string or key is not well-formed', () => {
     const unit = fc.constantFrom(
       'a',
