@@ -6,12 +6,14 @@
  */
 import { createServer } from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 
 /** Sampling interval, ms: fine enough to see a 10-ms stall, cheap enough not to add one. */
 const RESOLUTION_MS = 2;
 const port = Number(process.env.BENCH_LOOP_PROBE_PORT);
 
-if (port > 0) {
+// Worker threads (the batch worker pool) inherit --import: only the main thread's loop is watched.
+if (port > 0 && isMainThread) {
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();
   // Node records the whole interval between two samples (an idle loop reads the resolution): the
