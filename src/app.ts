@@ -38,7 +38,12 @@ export interface AppOptions {
     Partial<
       Pick<Config, 'metricsPort' | 'metricsHost' | 'rateLimitPerMinute' | 'trustProxy' | 'publicBaseUrl'>
     > &
-    Partial<Pick<Config, 'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant'>>;
+    Partial<
+      Pick<
+        Config,
+        'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant' | 'batchBodiesMaxBytes'
+      >
+    >;
   logLevel?: string;
   /** Where the log lines go instead of stdout (tests that read the log). */
   logStream?: DestinationStream;

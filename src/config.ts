@@ -27,6 +27,8 @@ export interface Config {
   readonly batchConcurrencyPerTenant: number;
   /** Batches of one tenant waiting for a place before more are refused with 429 (BATCH_QUEUE_PER_TENANT). */
   readonly batchQueuePerTenant: number;
+  /** Bytes of batch bodies held at once by the process before more are refused with 503 (BATCH_BODIES_MAX_MB). */
+  readonly batchBodiesMaxBytes: number;
   /** Port of the separate GET /metrics listener (0: any free port); absent: no metrics listener. */
   readonly metricsPort: number | undefined;
   /** Interface of the metrics listener. */
@@ -122,6 +124,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       64,
     ),
     batchQueuePerTenant: integer(env, 'BATCH_QUEUE_PER_TENANT', DEFAULT_ADMISSION.waitingPerTenant, 0, 1000),
+    batchBodiesMaxBytes:
+      integer(env, 'BATCH_BODIES_MAX_MB', DEFAULT_ADMISSION.heldBytes / 1024 / 1024, 64, 65_536) *
+      1024 *
+      1024,
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -10,11 +10,17 @@ import { testAuthConfig, tokenFor } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 
 /*
- * Issue 12 item 5: batch work is admitted a bounded number at a time, per tenant and in all, the
+ * Batch work is admitted a bounded number at a time, per tenant and in all, the
  * places given in turn to the tenants waiting. Not timed: the figures are bench/fairness.ts's.
  */
 
-const limits = { running: 1, runningPerTenant: 1, waitingPerTenant: 4, maxWaitMs: 10_000 };
+const limits = {
+  running: 1,
+  runningPerTenant: 1,
+  waitingPerTenant: 4,
+  maxWaitMs: 10_000,
+  heldBytes: 1 << 30,
+};
 
 /** Records the order in which tickets are admitted. */
 function watch(ticket: BatchTicket, name: string, order: string[]): BatchTicket {
@@ -129,6 +135,35 @@ describe('batch admission', () => {
     await turn();
     assert.deepEqual(order, ['a1', 'b1']);
   });
+
+  test('a client gone after its place was given but before its work: the work is refused, not run', async () => {
+    const admission = new BatchAdmission(limits);
+    const a1 = admission.enter(1);
+    await a1.admitted;
+    a1.closed();
+    let ran = false;
+    await assert.rejects(
+      a1.run(async () => {
+        ran = true;
+      }),
+      (error: unknown) => error instanceof HttpProblem && error.statusCode === 503,
+    );
+    assert.equal(ran, false);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('bodies held past the byte budget are refused, unless one would be held alone', () => {
+    const admission = new BatchAdmission({ ...limits, heldBytes: 1_000 });
+    assert.equal(admission.holdBytes(1_000), true, 'one body larger than the budget, held alone');
+    assert.equal(admission.holdBytes(500, 1_000), true, 'its own next chunk');
+    assert.equal(admission.holdBytes(10), false, 'another body');
+    admission.releaseBytes(1_500);
+    assert.equal(admission.holdBytes(600), true);
+    assert.equal(admission.holdBytes(400), true);
+    assert.equal(admission.holdBytes(1), false);
+    admission.releaseBytes(1_000);
+    assert.equal(admission.heldBytes, 0);
+  });
 });
 
 const ITEMS = 3_000;
@@ -194,6 +229,57 @@ for (const backend of backends()) {
 
       // Every place was given back: A's next batch runs at once.
       const again = await post('a again', a, productBatch('A-again-'));
+      assert.equal(again.statusCode, 201, again.body);
+    });
+
+    test('past the byte budget a body is refused with 503 and Retry-After; the bytes come back', async () => {
+      const db = await backend.db();
+      const app = await buildApp({
+        db,
+        config: { ...testAuthConfig, batchBodiesMaxBytes: 100_000 },
+        logLevel: 'silent',
+      });
+      after(() => app.close());
+      const headersOf = async () => {
+        const tenant = await createTenant(db, `test-${randomUUID()}`);
+        return {
+          'content-type': 'application/json',
+          'subscription-key': tenant.subscriptionKey,
+          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+        };
+      };
+      const a = await headersOf();
+      const b = await headersOf();
+      const big = (prefix: string) => Buffer.from(productBatch(prefix)); // about 120 kB
+      // A's body is half received and held.
+      const slow = new PassThrough();
+      const aBody = big('A-');
+      slow.write(aBody.subarray(0, 80_000));
+      const aAnswer = app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers: { ...a, 'content-length': String(aBody.length) },
+        payload: slow,
+      });
+      await new Promise((wait) => setTimeout(wait, 50));
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers: b,
+        payload: big('B-'),
+      });
+      assert.equal(refused.statusCode, 503, refused.body);
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.match(refused.json().errors[0].message, /too many batch bodies/);
+      slow.end(aBody.subarray(80_000));
+      assert.equal((await aAnswer).statusCode, 201);
+      // Both bodies' bytes were given back: B's batch is taken now.
+      const again = await app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers: b,
+        payload: big('B-'),
+      });
       assert.equal(again.statusCode, 201, again.body);
     });
 

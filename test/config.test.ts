@@ -40,6 +40,7 @@ test('a bad value stops the start with a message naming the setting and the valu
     [{ PORT: 'eighty' }, /^PORT must be a whole number from 0 to 65535, got "eighty"$/],
     [{ PORT: '70000' }, /^PORT must be a whole number from 0 to 65535, got "70000"$/],
     [{ DB_POOL_SIZE: '0' }, /^DB_POOL_SIZE must be a whole number from 1 to 200/],
+    [{ BATCH_BODIES_MAX_MB: '8' }, /^BATCH_BODIES_MAX_MB must be a whole number from 64 to 65536/],
     [
       { DB_STATEMENT_TIMEOUT_MS: '50' },
       /^DB_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000/,

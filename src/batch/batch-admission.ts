@@ -24,6 +24,12 @@ export interface AdmissionLimits {
   waitingPerTenant: number;
   /** How long a batch may wait for a place. */
   maxWaitMs: number;
+  /**
+   * Bytes of batch bodies this process holds at once, received or being received (a tenant may have
+   * 17 batches of up to 64 MiB in progress: a few busy tenants would otherwise exhaust memory).
+   * Past it a body is refused with 503, unless it would be the only one held.
+   */
+  heldBytes: number;
 }
 
 /**
@@ -38,17 +44,24 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
   runningPerTenant: 1,
   waitingPerTenant: 16,
   maxWaitMs: 30_000,
+  heldBytes: 512 * 1024 * 1024,
 };
 
 /** The admission of an app: settings from the configuration, defaults for those it leaves out. */
 export function admissionFor(
-  config: Partial<Pick<Config, 'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant'>>,
+  config: Partial<
+    Pick<
+      Config,
+      'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant' | 'batchBodiesMaxBytes'
+    >
+  >,
 ): BatchAdmission {
   return new BatchAdmission({
     running: config.batchConcurrency ?? DEFAULT_ADMISSION.running,
     runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
     waitingPerTenant: config.batchQueuePerTenant ?? DEFAULT_ADMISSION.waitingPerTenant,
     maxWaitMs: DEFAULT_ADMISSION.maxWaitMs,
+    heldBytes: config.batchBodiesMaxBytes ?? DEFAULT_ADMISSION.heldBytes,
   });
 }
 
@@ -101,6 +114,9 @@ export class BatchTicket {
    * would get its batch processed outside the bound.
    */
   async run<T>(work: () => Promise<T>): Promise<T> {
+    // The connection closed between the place being given and the work starting: the place is gone,
+    // and nobody reads the answer. Running anyway would process the batch outside the bound.
+    if (this.#state !== 'holding') throw problems.batchBusy(1);
     this.#working++;
     try {
       return await work();
@@ -145,6 +161,8 @@ export class BatchAdmission {
   #holdMs = INITIAL_HOLD_MS;
   /** Batches of each tenant from arrive() until they leave: bounds the bodies held per tenant. */
   readonly #inProgress = new Map<number, number>();
+  /** Bytes of bodies received or being received, until their batches leave. */
+  #heldBytes = 0;
 
   constructor(limits: AdmissionLimits) {
     if (limits.running < 1 || limits.runningPerTenant < 1) throw new Error('admission limits must be >= 1');
@@ -177,6 +195,31 @@ export class BatchAdmission {
       if (left === 0) this.#inProgress.delete(tenantId);
       else this.#inProgress.set(tenantId, left);
     };
+  }
+
+  /**
+   * Holds `bytes` more of a body being received, of which `own` bytes are already held; false (hold
+   * nothing) when that would pass the process's budget while other bodies are held. Give them back
+   * with releaseBytes.
+   */
+  holdBytes(bytes: number, own = 0): boolean {
+    if (this.#heldBytes > own && this.#heldBytes + bytes > this.#limits.heldBytes) return false;
+    this.#heldBytes += bytes;
+    return true;
+  }
+
+  releaseBytes(bytes: number): void {
+    this.#heldBytes -= bytes;
+  }
+
+  /** Bytes of bodies held now (tests). */
+  get heldBytes(): number {
+    return this.#heldBytes;
+  }
+
+  /** Retry-After of a body refused for want of memory: about one batch's hold. */
+  bytesRetryAfter(): number {
+    return this.#retryAfter(1);
   }
 
   /**

@@ -40,12 +40,19 @@ function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHoo
     const depart = admission.arrive(request.tenantId);
     let ticket: BatchTicket | undefined;
     let gone = false;
+    // The body's bytes count against the process's budget until the batch leaves.
+    let held = 0;
     reply.raw.once('close', () => {
       gone = true;
       depart();
       ticket?.closed();
+      admission.releaseBytes(held);
+      held = 0;
     });
-    const body = await receiveBody(payload, bodyLimit, request.headers['content-length']);
+    const body = await receiveBody(payload, bodyLimit, request.headers['content-length'], (bytes) => {
+      if (!admission.holdBytes(bytes, held)) throw problems.batchBodiesFull(admission.bytesRetryAfter());
+      held += bytes;
+    });
     // The client left once its body was sent: nothing to answer, and the batch must not be processed
     // outside the bound (the answer to this error is never read).
     if (gone) throw problems.batchBusy(1);

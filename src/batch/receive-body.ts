@@ -11,6 +11,8 @@ export async function receiveBody(
   payload: AsyncIterable<Buffer>,
   limit: number,
   declaredLength: string | undefined,
+  /** Told each chunk's size before it is kept; throws to stop receiving (a memory budget). */
+  hold: (bytes: number) => void = () => {},
 ): Promise<Buffer> {
   if (declaredLength !== undefined && Number(declaredLength) > limit) throw problems.bodyTooLarge(limit);
   const chunks: Buffer[] = [];
@@ -18,6 +20,7 @@ export async function receiveBody(
   for await (const chunk of payload) {
     size += chunk.length;
     if (size > limit) throw problems.bodyTooLarge(limit);
+    hold(chunk.length);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);

@@ -88,6 +88,13 @@ export const problems = {
       ],
       { 'retry-after': String(retryAfter) },
     ),
+  /** The process holds as many batch bodies as its memory budget allows; this one was not kept. */
+  batchBodiesFull: (retryAfter: number) =>
+    new HttpProblem(
+      503,
+      [{ message: `The service holds too many batch bodies right now; retry in ${retryAfter} seconds` }],
+      { 'retry-after': String(retryAfter) },
+    ),
   /** A batch waited too long for its turn; nothing of it was read or written. */
   batchBusy: (retryAfter: number) =>
     new HttpProblem(
