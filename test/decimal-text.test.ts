@@ -233,7 +233,7 @@ describe('readNumeric', () => {
   });
 });
 
-describe('DecimalField: JSON numbers (fast path) answer as their exact text (general path)', () => {
+describe('DecimalField: JSON numbers (fast path, decimal-float.ts) answer as their exact text (general path)', () => {
   const fields = [
     decimal({ precision: 18, scale: 2 }),
     decimal({ precision: 10, scale: 2 }),

@@ -1,5 +1,6 @@
+import { floatDigits } from './decimal-float.js';
 import { formatDecimal, readNumeric } from './decimal-text.js';
-import { type ColumnType, type Common, Field, type FieldValue } from './field-type.js';
+import { type ColumnType, type Common, Field } from './field-type.js';
 import type { Direction, JsonSchema, SchemaContext } from './json-schema.js';
 import { fieldMessages as m } from './messages.js';
 import type { Random } from './random.js';
@@ -10,9 +11,6 @@ export interface DecimalOptions extends Common {
   min?: number;
   max?: number;
 }
-
-/** DecimalField's fast path's answer for a number it leaves to the general path. */
-const NOT_PLAIN = Symbol('not plain');
 
 /**
  * A numeric string a Decimal(precision, scale) accepts: the plain form (an optional sign, digits, one
@@ -54,8 +52,8 @@ export class DecimalField extends Field {
 
   protected checkPresent(value: unknown, errors: string[]) {
     if (typeof value === 'number') {
-      const checked = this.#checkFloat(value, errors);
-      if (checked !== NOT_PLAIN) return checked;
+      const digits = floatDigits(value);
+      if (digits) return this.#withinLimits(digits.integerDigits, digits.fractionDigits, digits.text, errors);
     }
     const input = readNumeric(value);
     if (input.kind === 'notNumeric') {
@@ -68,23 +66,6 @@ export class DecimalField extends Field {
     }
     const { parts } = input;
     return this.#withinLimits(parts.integer.length, parts.fraction.length, formatDecimal(parts), errors);
-  }
-
-  /**
-   * The common case without taking the text apart: a finite JSON number that String() writes without
-   * an exponent is already the canonical text (no leading zeros, no trailing fraction zeros, "-0" as
-   * "0"), so its digits are counted in place. Same answers as the general path (test/decimal-text.test.ts).
-   */
-  #checkFloat(value: number, errors: string[]): FieldValue | undefined | typeof NOT_PLAIN {
-    const text = String(value);
-    if (!Number.isFinite(value) || text.includes('e')) return NOT_PLAIN;
-    const sign = value < 0 ? 1 : 0;
-    const point = text.indexOf('.');
-    const integerEnd = point < 0 ? text.length : point;
-    // "0" and "0.5": zero has no integer digits.
-    const integerDigits = text.charCodeAt(sign) === 48 ? 0 : integerEnd - sign;
-    const fractionDigits = point < 0 ? 0 : text.length - point - 1;
-    return this.#withinLimits(integerDigits, fractionDigits, text, errors);
   }
 
   /** The field's precision, scale and bounds, checked on a canonical decimal text and its digits. */
