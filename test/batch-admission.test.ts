@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
+import { injectedToken } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { BatchAdmission, type BatchTicket } from '../src/batch/batch-admission.js';
 import { HttpProblem } from '../src/http/problems.js';
 import { createTenant } from '../src/tenants/tenants.js';
-import { testAuthConfig, tokenFor } from './helpers/app.js';
+import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 
 /*
@@ -190,7 +191,7 @@ for (const backend of backends()) {
         return {
           'content-type': 'application/json',
           'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+          authorization: `Bearer ${await injectedToken(app, tenant)}`,
         };
       };
       const a = await headersOf();
@@ -245,7 +246,7 @@ for (const backend of backends()) {
         return {
           'content-type': 'application/json',
           'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+          authorization: `Bearer ${await injectedToken(app, tenant)}`,
         };
       };
       const a = await headersOf();
@@ -296,7 +297,7 @@ for (const backend of backends()) {
         return {
           'content-type': 'application/json',
           'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await tokenFor(app, tenant)}`,
+          authorization: `Bearer ${await injectedToken(app, tenant)}`,
         };
       };
       const a = await headersOf();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ownedTenantApp, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
-import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
  * Error amplification: a small or medium body must not buy a huge answer, nor hold
@@ -39,7 +39,7 @@ interface Timed {
 }
 
 /** Posts the body while a timer watches the event loop; /health must answer right after. */
-async function timedPost(tenant: OwnedTenantApp, payload: string): Promise<Timed> {
+async function timedPost(tenant: TenantApp, payload: string): Promise<Timed> {
   let last = performance.now();
   let stallMs = 0;
   const tick = () => {
@@ -70,7 +70,7 @@ const show = (what: string, bodyBytes: number, t: Timed) =>
 
 for (const backend of backends()) {
   describe(`error amplification on ${backend.name}`, () => {
-    let tenant: OwnedTenantApp;
+    let tenant: TenantApp;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
     });

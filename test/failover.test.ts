@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import { loadConfig } from '../src/config.js';
 import { type RunningServer, startServer } from '../src/server.js';
-import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 import { request, servedTenant } from './helpers/served-tenant.js';
 
 /*

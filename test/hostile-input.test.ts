@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { ownedTenantApp, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 import { BATCH_ENDPOINTS } from './helpers/batch-items.js';
 import { num, toJson } from './helpers/batch-json.js';
-import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 import { customer, delivery, item } from './helpers/read-data.js';
 
 /*
@@ -376,7 +376,7 @@ const queryString = fc
 
 for (const backend of backends()) {
   describe(`hostile input on ${backend.name}`, () => {
-    let tenant: OwnedTenantApp;
+    let tenant: TenantApp;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
       const seeded = await tenant.post('/api/products/batch-create', [

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { injectedToken } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { generateSubscriptionKey } from '../src/auth/subscription-key.js';
 import { createTenant } from '../src/tenants/tenants.js';
-import { testAuthConfig, tokenFor } from './helpers/app.js';
+import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 
 /*
@@ -29,8 +30,8 @@ for (const backend of backends()) {
       after(() => app.close());
       const tenant = await createTenant(db, `keys-${randomUUID()}`);
       const other = await createTenant(db, `keys-${randomUUID()}`);
-      const token = await tokenFor(app, tenant);
-      const otherToken = await tokenFor(app, other);
+      const token = await injectedToken(app, tenant);
+      const otherToken = await injectedToken(app, other);
       const get = (key: string, bearer = token) =>
         app.inject({
           method: 'GET',
@@ -78,7 +79,7 @@ for (const backend of backends()) {
       const tenant = await createTenant(db, `keys-${randomUUID()}`);
       const headers = {
         'subscription-key': tenant.subscriptionKey,
-        authorization: `Bearer ${await tokenFor(app, tenant)}`,
+        authorization: `Bearer ${await injectedToken(app, tenant)}`,
       };
       const before = await lookups(app);
       const answers = await Promise.all(

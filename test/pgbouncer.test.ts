@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { type ScratchDatabase, scratchPostgresDatabase } from '../kit/scratch-database.js';
+import { fetchedHeaders } from '../kit/token.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { type Pgbouncer, startPgbouncer } from './helpers/pgbouncer.js';
-import { type ScratchDatabase, scratchPostgresDatabase } from './helpers/scratch-database.js';
 import { request } from './helpers/served-tenant.js';
 
 /*
@@ -83,21 +84,7 @@ describe('behind PgBouncer in transaction mode', {
     const instances = await Promise.all([serve(env), serve(env)]);
 
     const calls = instances.map(async (base, n) => {
-      const token = await request(`${base}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          grant_type: 'client_credentials',
-          client_id: tenant.clientId,
-          client_secret: tenant.clientSecret,
-        }),
-      });
-      assert.equal(token.status, 200, JSON.stringify(token.body));
-      const headers = {
-        'subscription-key': tenant.subscriptionKey,
-        authorization: `Bearer ${token.body.access_token}`,
-        'content-type': 'application/json',
-      };
+      const headers = { ...(await fetchedHeaders(base, tenant)), 'content-type': 'application/json' };
       const post = (path: string, body: unknown) =>
         request(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
       const products = Array.from({ length: 500 }, (_, at) => ({

@@ -8,10 +8,9 @@ import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { LeasingRateLimitStore, leaseSize, MemoryRateLimitStore } from '../src/http/rate-limit.js';
-import { testAuthConfig } from './helpers/app.js';
+import { ownedTenantApp, type TenantApp, testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 import { countRows } from './helpers/batch-json.js';
-import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
  * Rate limit per subscription key: RATE_LIMIT_PER_MINUTE requests per key and
@@ -23,7 +22,7 @@ import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 const LIST = '/v1/customers';
 const PRODUCTS = '/api/products/batch-create';
 
-function get(tenant: OwnedTenantApp, headers: Record<string, string> = tenant.headers) {
+function get(tenant: TenantApp, headers: Record<string, string> = tenant.headers) {
   return tenant.app.inject({ method: 'GET', url: LIST, headers });
 }
 
@@ -55,12 +54,12 @@ function assertTooMany(response: LightMyRequestResponse, limit: number) {
  * for the next window when fewer than `seconds` are left of this one (reading it from a probe request
  * of a key of its own, so that no counted key is touched).
  */
-async function roomInWindow(probe: OwnedTenantApp, seconds: number): Promise<void> {
+async function roomInWindow(probe: TenantApp, seconds: number): Promise<void> {
   const reset = Number((await get(probe)).headers['ratelimit-reset']);
   if (reset < seconds) await new Promise((done) => setTimeout(done, (reset + 0.2) * 1000));
 }
 
-async function newApp(db: Database, rateLimitPerMinute: number): Promise<OwnedTenantApp> {
+async function newApp(db: Database, rateLimitPerMinute: number): Promise<TenantApp> {
   const tenant = await ownedTenantApp(db, { config: { ...testAuthConfig, rateLimitPerMinute } });
   after(() => tenant.close());
   return tenant;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Database } from '../src/db/database.js';
-import { appForNewTenant, type TenantApp } from './helpers/app.js';
+import { appForNewTenant, ownedTenantApp, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
-import { ownedTenantApp } from './helpers/faults-app.js';
 import { customer, delivery } from './helpers/read-data.js';
 
 /** The kept count must always equal what count(*) finds. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { after, describe, test } from 'node:test';
+import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import type { BatchResource } from '../src/batch/resource.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -9,7 +10,6 @@ import { openPostgres } from '../src/db/postgres.js';
 import { type Field, ItemsField } from '../src/fields/field.js';
 import { batchResources } from '../src/resources/index.js';
 import { backends } from './helpers/backends.js';
-import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 /*
  * The migrations and the field tables describe the same columns twice; information_schema says whether

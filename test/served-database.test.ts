@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { scratchPostgresDatabase } from '../kit/scratch-database.js';
+import { fetchedHeaders } from '../kit/token.js';
 import { loadConfig } from '../src/config.js';
 import { PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { startServer } from '../src/server.js';
 import { createTenant } from '../src/tenants/tenants.js';
-import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 /*
  * The database as the process opens it (startServer, what `sfa-backoffice serve` and `npm start`
@@ -43,23 +44,11 @@ for (const backend of backends) {
       );
       try {
         const tenant = await createTenant(server.db, 'served');
-        const token = await fetch(`${server.url}/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            grant_type: 'client_credentials',
-            client_id: tenant.clientId,
-            client_secret: tenant.clientSecret,
-          }),
-        }).then((response) => response.json() as Promise<{ access_token: string }>);
+        const headers = await fetchedHeaders(server.url, tenant);
         const products = Array.from({ length: ROWS }, (_, at) => ({ code: `S${at}`, description: 'served' }));
         const upload = await fetch(`${server.url}/api/products/batch-create`, {
           method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'subscription-key': tenant.subscriptionKey,
-            authorization: `Bearer ${token.access_token}`,
-          },
+          headers: { 'content-type': 'application/json', ...headers },
           body: JSON.stringify(products),
         });
         assert.equal(upload.status, 201, await upload.text());

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import { buildApp } from '../src/app.js';
 import type { Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -8,7 +9,6 @@ import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { serverErrorMessage, ValidationCrash } from '../src/http/server-errors.js';
 import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from './helpers/app.js';
-import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 /*
  * The 500 bodies of backoffice-api.md 7.1, caused by real failures: a closed or unreachable database,

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
-import { scratchPostgresDatabase } from './helpers/scratch-database.js';
 
 const quiet = { PORT: '0', LOG_LEVEL: 'silent' };
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jwtVerify, SignJWT } from 'jose';
+import { injectedToken } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import {
   InvalidAccessToken,
@@ -20,7 +21,7 @@ import type { Database } from '../src/db/database.js';
 import { installErrorHandling } from '../src/http/error-handler.js';
 import { revokeClient } from '../src/sql/credentials.js';
 import { createTenant } from '../src/tenants/tenants.js';
-import { testAuthConfig, tokenFor } from './helpers/app.js';
+import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 
 const SUBJECT = { clientId: 'cl_0000000000000001', tenantId: 7 };
@@ -226,7 +227,7 @@ for (const backend of backends()) {
       const tenant = await createTenant(db, `token-cache-${crypto.randomUUID()}`);
       const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
       after(() => app.close());
-      const token = await tokenFor(app, tenant);
+      const token = await injectedToken(app, tenant);
       assert.equal((await postProducts(app, tenant.subscriptionKey, token, 'P1')).statusCode, 201);
       assert.equal(await revokeClient(db, tenant.tenantId, tenant.clientId), 'revoked');
       assert.equal((await postProducts(app, tenant.subscriptionKey, token, 'P2')).statusCode, 201);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ownedTenantApp, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
-import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 
 /*
  * Text that is not well-formed Unicode. Bytes that are not UTF-8 and strings with a
@@ -19,7 +19,7 @@ const BAD_CHARSET = { statusCode: 415, errors: [{ message: 'Content-Type charset
 
 for (const backend of backends()) {
   describe(`text that is not well-formed Unicode on ${backend.name}`, () => {
-    let tenant: OwnedTenantApp;
+    let tenant: TenantApp;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
     });

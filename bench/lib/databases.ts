@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { onCleanup } from './cleanup.js';
@@ -11,32 +12,18 @@ import { onCleanup } from './cleanup.js';
 /** Server to create the benchmark databases on: a maintenance database URL. */
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://root@127.0.0.1:5432/postgres';
 
-/** A fresh, empty PostgreSQL database, dropped at cleanup (connections included). Returns its URL. */
-export async function createPgDatabase(): Promise<string> {
-  const name = `sfa_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  onCleanup(`drop database ${name}`, () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 /**
- * A statement on the maintenance database. Retried for half a minute while the server is unreachable
- * or restarting (others on this machine restart it), so a drop at cleanup is not lost.
+ * A fresh, empty PostgreSQL database (kit/scratch-database.ts, sfa_bench_*), dropped at cleanup
+ * (connections included). Creating and dropping are retried for half a minute while the server is
+ * unreachable or restarting (others on this machine restart it). Returns its URL.
  */
-async function adminQuery(sql: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await postgresCommand(PG_ADMIN_URL, sql);
-      return;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      const transient = code === undefined || code === '57P01' || code === '57P03' || code === 'ECONNREFUSED';
-      if (!transient || attempt >= 15) throw error;
-      await new Promise((done) => setTimeout(done, 2_000));
-    }
-  }
+export async function createPgDatabase(): Promise<string> {
+  const scratch = await scratchPostgresDatabase(PG_ADMIN_URL, {
+    prefix: 'sfa_bench',
+    retryWhileRestarting: true,
+  });
+  onCleanup(`drop database ${scratch.name}`, scratch.drop);
+  return scratch.url;
 }
 
 /** Lost connections (a restarted server) must fail the query in flight, not end the process. */

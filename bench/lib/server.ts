@@ -1,27 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { freePort } from '../../kit/free-port.js';
+import { CLI, spawnServer, waitReady } from '../../kit/server-process.js';
 import { onCleanup } from './cleanup.js';
 
-/** The production entry point: runs dist/, so `npm run build` must have run. */
-export const CLI = fileURLToPath(new URL('../../bin/sfa-backoffice.js', import.meta.url));
+export { CLI, freePort };
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 10_000;
-
-/** A port nobody listens on right now (the server takes it a moment later). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const address = probe.address();
-  probe.close();
-  await once(probe, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 export interface ChildServer {
   readonly baseUrl: string;
@@ -31,62 +16,28 @@ export interface ChildServer {
 }
 
 /**
- * Starts `node bin/sfa-backoffice.js serve` with env on a free port and waits until /ready answers.
- * nodeArgs go before the script (e.g. --cpu-prof). Registers its own stop for cleanup.
+ * Starts `node bin/sfa-backoffice.js serve` with env on a free port (kit/server-process.ts) and waits
+ * until /ready answers. nodeArgs go before the script (e.g. --cpu-prof). Registers its own stop for
+ * cleanup.
  */
 export async function startServer(
   env: NodeJS.ProcessEnv,
   nodeArgs: readonly string[] = [],
 ): Promise<ChildServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
   // Last words of the server, shown when it fails; warnings pass through as they come.
   let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-4000);
-    process.stderr.write(`[server] ${chunk}`);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = once(child, 'exit');
-  // Last resort if the benchmark dies without running its cleanup.
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-
-  const stop = async () => {
-    process.removeListener('exit', kill);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
-  onCleanup(`stop server pid ${child.pid}`, stop);
-
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitReady(child, baseUrl, () => tail);
-  return { baseUrl, pid: child.pid!, stop };
-}
-
-async function waitReady(child: ChildProcess, baseUrl: string, tail: () => string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`server exited (${child.exitCode ?? child.signalCode}) before ready:\n${tail()}`);
-    }
-    try {
-      const response = await fetch(`${baseUrl}/ready`);
-      await response.arrayBuffer();
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error(`server not ready after ${READY_TIMEOUT_MS} ms:\n${tail()}`);
+  const server = await spawnServer({
+    env: { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
+    nodeArgs,
+    onOutput: (chunk) => {
+      tail = (tail + chunk.toString()).slice(-4000);
+      process.stderr.write(`[server] ${chunk}`);
+    },
+  });
+  const stop = () => server.stop(STOP_TIMEOUT_MS);
+  onCleanup(`stop server pid ${server.pid}`, stop);
+  await waitReady(server, READY_TIMEOUT_MS, () => tail);
+  return { baseUrl: server.url, pid: server.pid, stop };
 }
 
 /**

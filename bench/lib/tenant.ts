@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { fetchedHeaders } from '../../kit/token.js';
 
 /**
  * The one place that knows how the benchmark becomes a tenant of the service under test and what
@@ -51,24 +52,11 @@ export async function createTenant(
   return JSON.parse(stdout) as CreatedTenant;
 }
 
-/** POST /token with the tenant's client, then Subscription-Key + Bearer on every request. */
+/** POST /token with the tenant's client (kit/token.ts), then Subscription-Key + Bearer on every request. */
 export async function signIn(baseUrl: string, created: CreatedTenant): Promise<ServiceTenant> {
-  const response = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'subscription-key': created.subscriptionKey },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: created.clientId,
-      client_secret: created.clientSecret,
-    }),
-  });
-  const body = (await response.json()) as { access_token?: string };
-  if (!response.ok || !body.access_token) {
-    throw new Error(`POST /token: HTTP ${response.status} ${JSON.stringify(body)}`);
-  }
   return {
     name: created.tenant,
-    headers: { 'subscription-key': created.subscriptionKey, authorization: `Bearer ${body.access_token}` },
+    headers: await fetchedHeaders(baseUrl, created, { subscriptionKey: created.subscriptionKey }),
   };
 }
 

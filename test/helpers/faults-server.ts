@@ -1,10 +1,17 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../../kit/free-port.js';
+import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import {
+  type ServerProcess as KitServerProcess,
+  spawnServer,
+  waitReady as waitUntilReady,
+} from '../../kit/server-process.js';
+import { fetchedHeaders } from '../../kit/token.js';
 import type { Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
@@ -14,9 +21,9 @@ import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
  * Shared machinery of the fault suite (npm run test:faults): a PostgreSQL it may disturb, the built
  * server as a child process, HTTP calls with credentials, and a watch on pg_stat_activity to hit a
  * statement while it runs. Every child is killed by pid when its test ends or the process exits.
+ * Databases, ports, processes and tokens come from kit/, shared with the benchmarks.
  */
 
-export const CLI = fileURLToPath(new URL('../../bin/sfa-backoffice.js', import.meta.url));
 const BUILT = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 /** TEST_DATABASE_URL, or a clear failure: these tests cannot run without a PostgreSQL to disturb. */
@@ -47,70 +54,36 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   }
 }
 
-/** Runs work on a plain connection to url (to create and drop databases). */
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 /**
  * A database of its own on the server of serverUrl (optionally migrated), with a pool for the test's
  * own SQL; drop() removes it.
  */
 export async function faultDatabase(serverUrl: string, migrated = true) {
-  const name = `sfa_faults_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const scratch = await scratchPostgresDatabase(serverUrl, { prefix: 'sfa_faults' });
   const db: Database = openPostgres({
-    connectionString: url.toString(),
+    connectionString: scratch.url,
     poolSize: 3,
     applicationName: 'sfa-faults-test',
     onPoolError: () => {},
   });
   if (migrated) await migrate(db);
   return {
-    url: url.toString(),
-    name,
+    url: scratch.url,
+    name: scratch.name,
     db,
     async drop() {
       await db.close().catch(() => {});
-      await withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await scratch.drop();
     },
   };
 }
 
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const address = probe.address();
-  await new Promise<void>((done) => probe.close(() => done()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+export { freePort };
 
-export interface ServerProcess {
-  readonly url: string;
-  readonly child: ChildProcess;
+export interface ServerProcess extends KitServerProcess {
   /** Everything the process wrote to stdout and stderr (its JSON log lines). */
   logs(): string;
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  alive(): boolean;
-  /** SIGKILL if still running, and wait for the exit. */
-  kill(): Promise<void>;
 }
-
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
 
 /**
  * Starts the built server (`node bin/sfa-backoffice.js serve`) on a free loopback port against
@@ -121,61 +94,20 @@ export async function startServerProcess(
   env: Record<string, string> = {},
   options: { waitReady?: boolean } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_PER_MINUTE: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
   let output = '';
-  const keep = (chunk: Buffer) => {
-    if (output.length < 20_000_000) output += chunk.toString();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => {
-      running.delete(child);
-      done({ code, signal });
-    }),
-  );
-  const server: ServerProcess = {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    logs: () => output,
-    exited,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    async kill() {
-      if (server.alive()) child.kill('SIGKILL');
-      await exited;
+  const server = await spawnServer({
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env },
+    onOutput: (chunk) => {
+      if (output.length < 20_000_000) output += chunk.toString();
     },
-  };
-  if (options.waitReady !== false) await waitReady(server, 30_000);
-  return server;
+  });
+  const logged: ServerProcess = { ...server, logs: () => output };
+  if (options.waitReady !== false) await waitReady(logged, 30_000);
+  return logged;
 }
 
-export async function waitReady(server: ServerProcess, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (!server.alive()) throw new Error(`server exited before ready:\n${server.logs().slice(-3000)}`);
-    try {
-      const response = await fetch(`${server.url}/ready`, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer();
-      if (response.ok) return Date.now() - started;
-    } catch {
-      // not listening yet, or the database not yet back
-    }
-    await sleep(100);
-  }
-  throw new Error(`server not ready after ${timeoutMs} ms:\n${server.logs().slice(-3000)}`);
+export function waitReady(server: ServerProcess, timeoutMs: number): Promise<number> {
+  return waitUntilReady(server, timeoutMs, () => server.logs().slice(-3000));
 }
 
 export interface Answer {
@@ -219,25 +151,12 @@ export async function call(
 /** A new tenant in the database and a token for it from the server at baseUrl. */
 export async function tenantOn(db: Database, baseUrl: string) {
   const tenant: NewTenant = await createTenant(db, `faults-${randomUUID()}`);
-  const token = await call(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: tenant.clientId,
-      client_secret: tenant.clientSecret,
-    }).toString(),
-  });
-  if (token.status !== 200) throw new Error(`POST /token: ${token.status} ${token.text}`);
-  const headers = {
-    'subscription-key': tenant.subscriptionKey,
-    authorization: `Bearer ${token.body.access_token}`,
-  };
+  const headers = await fetchedHeaders(baseUrl, tenant);
   return {
     tenant,
     tenantId: tenant.tenantId,
     headers,
-    secrets: [tenant.subscriptionKey, tenant.clientSecret, token.body.access_token as string],
+    secrets: [tenant.subscriptionKey, tenant.clientSecret, headers.authorization.slice('Bearer '.length)],
     post: (base: string, path: string, body: unknown, timeoutMs?: number) =>
       call(`${base}${path}`, {
         method: 'POST',

@@ -1,3 +1,4 @@
+import { fetchedHeaders } from '../../kit/token.js';
 import type { RunningServer } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 
@@ -23,7 +24,7 @@ export async function request(
 }
 
 /**
- * A new tenant of a listening server (startServer), with a token from its POST /token: requests go
+ * A new tenant of a listening server (startServer), with a token from its POST /token (kit/token.ts): requests go
  * over real HTTP to the process as `sfa-backoffice serve` runs it.
  */
 export async function servedTenant(
@@ -31,20 +32,7 @@ export async function servedTenant(
   name: string,
 ): Promise<ServedTenant> {
   const tenant = await createTenant(server.db, name);
-  const token = await request(`${server.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: tenant.clientId,
-      client_secret: tenant.clientSecret,
-    }),
-  });
-  if (token.status !== 200) throw new Error(`POST /token: ${token.status} ${JSON.stringify(token.body)}`);
-  const headers = {
-    'subscription-key': tenant.subscriptionKey,
-    authorization: `Bearer ${token.body.access_token}`,
-  };
+  const headers = await fetchedHeaders(server.url, tenant);
   return {
     call(method, path, body) {
       return request(`${server.url}${path}`, {
