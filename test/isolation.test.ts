@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
+import type { BatchResource } from '../src/batch/resource.js';
 import type { Database } from '../src/db/database.js';
+import { batchResources } from '../src/resources/index.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { appForNewTenant, type TenantApp, testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { BATCH_ENDPOINTS, validItem } from './helpers/batch-items.js';
 import { at, customer, delivery, item } from './helpers/read-data.js';
 
 /*
@@ -33,88 +36,54 @@ interface Endpoint {
 const numberOf = (variant: Variant) => ({ A: 1, B: 2, A2: 3 })[variant];
 const KEYS = [1, 2, 3];
 
-/** Products come first: stocks, factors and prices name P1, which both tenants have. */
+const masterData = (name: string) => batchResources.find((resource) => resource.name === name)!;
+
+/**
+ * An endpoint of master data, from its declaration (test/helpers/batch-items.ts's valid items, keys
+ * K1 to K3): its value is the first field outside the key that names nothing (text, integer or
+ * decimal). A field that names another resource's row names that resource's item 1, which its own
+ * endpoint wrote earlier (referred resources come first in batchResources: products).
+ */
+function masterDataEndpoint(resource: BatchResource): Endpoint {
+  const valueName = resource.fieldNames.find((name) => {
+    const field = resource.fields[name]!;
+    return (
+      !resource.key.includes(name) && !field.references && ['text', 'integer', 'decimal'].includes(field.kind)
+    );
+  });
+  assert.ok(valueName, `${resource.name}: a field to carry the variant`);
+  const kind = resource.fields[valueName]!.kind;
+  const variantValue = (v: Variant, n: number) => (kind === 'text' ? `${v} ${n}` : numberOf(v) * 10 + n);
+  const referred: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (!field.references) continue;
+    const target = field.references.resource();
+    assert.ok(
+      batchResources.indexOf(masterData(target.name)) < batchResources.indexOf(resource),
+      `${target.name} is loaded before ${resource.name}`,
+    );
+    referred[name] = validItem(masterData(target.name), 1)[field.references.field];
+  }
+  return {
+    name: resource.name,
+    path: resource.path,
+    table: resource.table,
+    upsert: resource.onExisting === 'update',
+    keySql: resource.key.map((name) => `${name}::text`).join(" || '/' || "),
+    // trim_scale: a decimal reads back as the number sent (21, not 21.00).
+    valueSql: kind === 'decimal' ? `trim_scale(${valueName})::text` : `${valueName}::text`,
+    items: (v) =>
+      KEYS.map((n) => ({ ...validItem(resource, n), ...referred, [valueName]: variantValue(v, n) })),
+    value: (v, n) => String(variantValue(v, n)),
+  };
+}
+
+/*
+ * Master data from the declarations; customers and deliveries written out here, since the second
+ * test reads their lists back by their own fields (names, news, item observations, codes C1 and D1).
+ */
 const ENDPOINTS: Endpoint[] = [
-  {
-    name: 'products',
-    path: '/api/products/batch-create',
-    table: 'products',
-    upsert: true,
-    keySql: 'code',
-    valueSql: 'description',
-    items: (v) => KEYS.map((n) => ({ code: `P${n}`, description: `${v} product ${n}` })),
-    value: (v, n) => `${v} product ${n}`,
-  },
-  {
-    name: 'stocks',
-    path: '/api/stocks/batch-create',
-    table: 'stocks',
-    upsert: false,
-    keySql: "product_code || '/' || location",
-    valueSql: 'quantity::text',
-    items: (v) =>
-      KEYS.map((n) => ({ product_code: 'P1', location: `W${n}`, quantity: numberOf(v) * 10 + n })),
-    value: (v, n) => `${numberOf(v) * 10 + n}.00`,
-  },
-  {
-    name: 'payment-methods',
-    path: '/api/payment-methods/batch-create',
-    table: 'payment_methods',
-    upsert: false,
-    keySql: 'code',
-    valueSql: 'description',
-    items: (v) => KEYS.map((n) => ({ code: `PM${n}`, description: `${v} method ${n}` })),
-    value: (v, n) => `${v} method ${n}`,
-  },
-  {
-    name: 'factors',
-    path: '/api/factors/batch-create',
-    table: 'factors',
-    upsert: false,
-    keySql: "product_code || '/' || unit::text",
-    valueSql: 'description',
-    items: (v) => KEYS.map((n) => ({ product_code: 'P1', unit: n, description: `${v} BOX ${n}` })),
-    value: (v, n) => `${v} BOX ${n}`,
-  },
-  {
-    name: 'routes',
-    path: '/api/routes/batch-create',
-    table: 'routes',
-    upsert: false,
-    keySql: "client_code || '/' || seller_code || '/' || day::text",
-    valueSql: 'frequency::text',
-    items: (v) =>
-      KEYS.map((n) => ({ client_code: `C${n}`, seller_code: 'S1', day: 1, frequency: numberOf(v) * 10 + n })),
-    value: (v, n) => `${numberOf(v) * 10 + n}`,
-  },
-  {
-    name: 'users',
-    path: '/api/users/batch-create',
-    table: 'users',
-    upsert: false,
-    keySql: 'code',
-    valueSql: 'name',
-    items: (v) =>
-      KEYS.map((n) => ({
-        code: `U${n}`,
-        name: `${v} user ${n}`,
-        type: 'VENDEDOR',
-        phone: '555',
-        address: 'St 1',
-      })),
-    value: (v, n) => `${v} user ${n}`,
-  },
-  {
-    name: 'prices',
-    path: '/api/prices/batch-create',
-    table: 'prices',
-    upsert: true,
-    keySql: "product_code || '/' || price_list",
-    valueSql: 'price::text',
-    items: (v) =>
-      KEYS.map((n) => ({ product_code: 'P1', price_list: `L${n}`, price: numberOf(v) * 100 + n })),
-    value: (v, n) => `${numberOf(v) * 100 + n}.00`,
-  },
+  ...BATCH_ENDPOINTS.map((endpoint) => masterDataEndpoint(masterData(endpoint.name))),
   {
     name: 'customers',
     path: '/api/customers/batch-create',
@@ -247,33 +216,23 @@ for (const backend of backends()) {
       assert.deepEqual(await childObservations(db, b.tenantId), ['B item 1', 'B item 2', 'B item 3']);
 
       // A product that only A has is unknown to B: B cannot refer to it.
-      await post(a, '/api/products/batch-create', [{ code: 'ONLY-A', description: 'x' }], 201);
-      for (const path of [
-        '/api/stocks/batch-create',
-        '/api/factors/batch-create',
-        '/api/prices/batch-create',
-      ]) {
+      for (const resource of batchResources.filter((r) => r.reference)) {
+        const reference = resource.reference!;
+        const target = batchResources.find((r) => r.path === reference.path)!;
+        const only = { ...validItem(target, 0), [reference.column]: 'ONLY-A' };
+        await post(a, target.path, [only], 201);
         const refused = await post(
           b,
-          path,
-          [
-            {
-              product_code: 'ONLY-A',
-              location: 'W9',
-              unit: 9,
-              description: 'BOX',
-              price_list: 'L9',
-              price: 1,
-            },
-          ],
+          resource.path,
+          [{ ...validItem(resource, 9), [reference.name]: 'ONLY-A' }],
           400,
         );
         assert.ok(
           refused.errors[0].errors.some(
             (e: { field: string; message: string }) =>
-              e.field === 'product_code' && e.message === 'Product does not exist in the product master',
+              e.field === reference.name && e.message === reference.message,
           ),
-          `${path}: ${JSON.stringify(refused)}`,
+          `${resource.path}: ${JSON.stringify(refused)}`,
         );
       }
       assert.deepEqual(await allCounts(db, b.tenantId), bBefore, 'nothing of B changed');

@@ -1,59 +1,72 @@
+import type { BatchResource } from '../../src/batch/resource.js';
+import type { DecimalField, Field, TextField } from '../../src/fields/field.js';
+import { batchResources } from '../../src/resources/index.js';
+import { listResources } from '../../src/resources/lists.js';
+
 /**
- * Test data, not spec: for each batch endpoint, a valid item whose key is unique to n. Product codes
- * refer to P1, which tests seed first (products: true).
+ * Test data, not spec: for each batch endpoint, a valid item whose key is unique to n, derived from
+ * the resource's declaration (src/resources/*.ts), so a new resource has its test data with no edit
+ * here. A field that names another resource's key (references) gets REFERRED, which tests seed
+ * first (products: true); the first key field that refers to nothing varies with n; every other
+ * required field takes the example its type gives the OpenAPI document (field.example).
  */
 export interface BatchEndpoint {
   readonly name: string;
   readonly path: string;
+  /** Its items name REFERRED in the product master: seed it first. */
   readonly products: boolean;
   valid(n: number): Record<string, unknown>;
 }
 
-export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = [
-  {
-    name: 'stocks',
-    path: '/api/stocks/batch-create',
-    products: true,
-    valid: (n) => ({ product_code: 'P1', location: `L${n}` }),
-  },
-  {
-    name: 'payment-methods',
-    path: '/api/payment-methods/batch-create',
-    products: false,
-    valid: (n) => ({ code: `C${n}`, description: 'Cash' }),
-  },
-  {
-    name: 'factors',
-    path: '/api/factors/batch-create',
-    products: true,
-    // .25: a unit no test case uses on its own (0, 15, 12.5, 0.01, ...), so no case is a repeated key.
-    valid: (n) => ({ product_code: 'P1', unit: `${n + 1}.25`, description: 'BOX' }),
-  },
-  {
-    name: 'routes',
-    path: '/api/routes/batch-create',
-    products: false,
-    valid: (n) => ({ client_code: `C${n}`, seller_code: 'S1', day: 1, frequency: 1 }),
-  },
-  {
-    name: 'users',
-    path: '/api/users/batch-create',
-    products: false,
-    valid: (n) => ({ code: `U${n}`, name: 'Ana', type: 'VENDEDOR', phone: '555', address: 'Street 1' }),
-  },
-  {
-    name: 'prices',
-    path: '/api/prices/batch-create',
-    products: true,
-    valid: (n) => ({ product_code: 'P1', price_list: `L${n}`, price: 10 }),
-  },
-  {
-    name: 'products',
-    path: '/api/products/batch-create',
-    products: false,
-    valid: (n) => ({ code: `Q${n}`, description: 'Product' }),
-  },
-];
+/** The product every valid item that refers to one names. */
+export const REFERRED = 'P1';
+
+/**
+ * A value of the field unique to n (n from 0 to 10,000): `K<n>` for text (K, not P, so a product's
+ * code never meets the seeded P1), n + 1 with the fraction .25 for decimals (a unit no test case uses
+ * on its own: 0, 15, 12.5, 0.01, ...), n + 1 for integers.
+ */
+function uniqueValue(resource: BatchResource, name: string, field: Field, n: number): unknown {
+  switch (field.kind) {
+    case 'text': {
+      const value = `K${n}`;
+      if (value.length > (field as TextField).max) break;
+      return value;
+    }
+    case 'decimal': {
+      const { scale } = field as DecimalField;
+      return Number(`${n + 1}${scale >= 2 ? '.25' : ''}`);
+    }
+    case 'integer':
+      return n + 1;
+  }
+  throw new Error(`${resource.name}.${name}: no value unique to n for a ${field.kind} key field`);
+}
+
+/** The valid item n of a resource (see above). */
+export function validItem(resource: BatchResource, n: number): Record<string, unknown> {
+  const varying = resource.key.find((name) => !resource.fields[name]!.references);
+  const item: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (field.references) item[name] = REFERRED;
+    else if (name === varying) item[name] = uniqueValue(resource, name, field, n);
+    else if (field.required) item[name] = field.example(name);
+  }
+  return item;
+}
+
+/**
+ * Every batch endpoint of master data: the resources without a list (the seven of backoffice-api.md
+ * 4); customers and deliveries, listed and with realistic data of their own, are in read-data.ts.
+ */
+export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = batchResources
+  .filter((resource) => !listResources.some((list) => list.source === resource))
+  .map((resource) => ({
+    name: resource.name,
+    path: resource.path,
+    products: resource.reference !== undefined,
+    valid: (n: number) => validItem(resource, n),
+  }));
 
 export function batchEndpoint(name: string): BatchEndpoint {
   const endpoint = BATCH_ENDPOINTS.find((e) => e.name === name);
