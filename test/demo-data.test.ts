@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { seedDemoData } from '../src/demo/seed-demo.js';
+import { batchResources } from '../src/resources/index.js';
 import { backends, newTenant } from './helpers/backends.js';
+
+/** Every table a batch endpoint loads, children (delivery_items) included: each must have demo rows. */
+const tables = batchResources.flatMap((resource) =>
+  resource.children ? [resource.table, resource.children.table] : [resource.table],
+);
 
 for (const backend of backends()) {
   describe(`demo data on ${backend.name}`, () => {
@@ -10,18 +16,7 @@ for (const backend of backends()) {
       const tenantId = await newTenant(db);
       await seedDemoData(db, tenantId);
       const [counts] = await db.query<Record<string, number>>(
-        `SELECT ${[
-          'products',
-          'stocks',
-          'prices',
-          'factors',
-          'payment_methods',
-          'users',
-          'routes',
-          'customers',
-          'deliveries',
-          'delivery_items',
-        ]
+        `SELECT ${tables
           .map((t) => `(SELECT count(*) FROM ${t} WHERE tenant_id = $1)::int AS ${t}`)
           .join(', ')}`,
         [tenantId],
