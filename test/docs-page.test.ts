@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
+import { injectedHeaders } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { DOCS_CSP } from '../src/openapi/docs-routes.js';
 import { buildOpenApiDocument } from '../src/openapi/document.js';
@@ -41,22 +42,10 @@ describe('GET /docs in a browser', () => {
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
 
     // One customer, loaded the way an integrator would, for the page to find.
-    const token = await app.inject({
-      method: 'POST',
-      url: '/token',
-      payload: {
-        grant_type: 'client_credentials',
-        client_id: tenant.clientId,
-        client_secret: tenant.clientSecret,
-      },
-    });
     const loaded = await app.inject({
       method: 'POST',
       url: '/api/customers/batch-create',
-      headers: {
-        'subscription-key': tenant.subscriptionKey,
-        authorization: `Bearer ${token.json().access_token}`,
-      },
+      headers: await injectedHeaders(app, tenant),
       payload: [customer('DOCS-PAGE-1')],
     });
     assert.equal(loaded.statusCode, 201, loaded.body);
