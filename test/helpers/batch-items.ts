@@ -8,7 +8,8 @@ import { listResources } from '../../src/resources/lists.js';
  * the resource's declaration (src/resources/*.ts), so a new resource has its test data with no edit
  * here. A field that names another resource's key (references) gets REFERRED, which tests seed
  * first (products: true); the first key field that refers to nothing varies with n; every other
- * required field takes the example its type gives the OpenAPI document (field.example).
+ * required field, and an items field, takes the example its type gives the OpenAPI document
+ * (field.example).
  */
 export interface BatchEndpoint {
   readonly name: string;
@@ -50,10 +51,23 @@ export function validItem(resource: BatchResource, n: number): Record<string, un
   for (const [name, field] of Object.entries(resource.fields)) {
     if (field.references) item[name] = REFERRED;
     else if (name === varying) item[name] = uniqueValue(resource, name, field, n);
-    else if (field.required) item[name] = field.example(name);
+    // Child rows (delivery items) are always given: the nesting is what some tests are after.
+    else if (field.required || field.kind === 'items') item[name] = field.example(name);
   }
   return item;
 }
+
+function endpointOf(resource: BatchResource): BatchEndpoint {
+  return {
+    name: resource.name,
+    path: resource.path,
+    products: resource.reference !== undefined,
+    valid: (n: number) => validItem(resource, n),
+  };
+}
+
+/** Every batch endpoint, customers and deliveries (extensions.md 3) included. */
+export const EVERY_BATCH_ENDPOINT: readonly BatchEndpoint[] = batchResources.map(endpointOf);
 
 /**
  * Every batch endpoint of master data: the resources without a list (the seven of backoffice-api.md
@@ -61,12 +75,7 @@ export function validItem(resource: BatchResource, n: number): Record<string, un
  */
 export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = batchResources
   .filter((resource) => !listResources.some((list) => list.source === resource))
-  .map((resource) => ({
-    name: resource.name,
-    path: resource.path,
-    products: resource.reference !== undefined,
-    valid: (n: number) => validItem(resource, n),
-  }));
+  .map(endpointOf);
 
 export function batchEndpoint(name: string): BatchEndpoint {
   const endpoint = BATCH_ENDPOINTS.find((e) => e.name === name);
