@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { FORM, fetchedToken, tenantHeaders, tokenForm } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { LOCK_FILE, lockDataDir } from '../src/db/data-dir-lock.js';
 import { migrate } from '../src/db/migrate.js';
@@ -64,21 +65,13 @@ function assertFailure(result: Run, reason: RegExp): void {
   assert.match(result.stderr, reason);
 }
 
-function tokenRequest(clientId: string, clientSecret: string) {
-  return new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: clientId,
-    client_secret: clientSecret,
-  }).toString();
-}
-
 /** Status of a product upload with these credentials, through inject. */
 async function uploadStatus(app: FastifyInstance, key: string, clientId: string, clientSecret: string) {
   const token = await app.inject({
     method: 'POST',
     url: '/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: tokenRequest(clientId, clientSecret),
+    headers: { 'content-type': FORM },
+    payload: tokenForm({ clientId, clientSecret }),
   });
   if (token.statusCode !== 200) return token.statusCode;
   const batch = await app.inject({
@@ -247,20 +240,11 @@ describe('sfa-backoffice command', () => {
     assert.equal(docs, `${base}/docs`);
     assert.match(server.stdout(), new RegExp(`curl -s -X POST ${base}/token .*client_id=${clientId}`));
 
-    const token = await fetch(`${base}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'subscription-key': key },
-      body: tokenRequest(clientId, clientSecret),
-    });
-    assert.equal(token.status, 200);
-    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    // The printed credentials work: a token (sent with the key, as the printed curl does), then a batch.
+    const accessToken = await fetchedToken(base, { clientId, clientSecret }, { subscriptionKey: key });
     const batch = await fetch(`${base}/api/stocks/batch-create`, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'subscription-key': key,
-        authorization: `Bearer ${accessToken}`,
-      },
+      headers: { 'content-type': 'application/json', ...tenantHeaders(key, accessToken) },
       // CAFE-500 is a product of the demo data.
       body: JSON.stringify([{ product_code: 'CAFE-500', location: 'CLI-01', quantity: 3 }]),
     });
