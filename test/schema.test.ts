@@ -10,6 +10,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { type Field, ItemsField } from '../src/fields/field.js';
 import { batchResources } from '../src/resources/index.js';
 import { backends } from './helpers/backends.js';
+import { BATCH_ENDPOINTS } from './helpers/batch-items.js';
 
 /*
  * The migrations and the field tables describe the same columns twice; information_schema says whether
@@ -85,8 +86,11 @@ function checkFields(
   }
 }
 
-/** The batch endpoints of backoffice-api.md 4.4 to 4.9 and the product master: no column but these. */
-const MASTER_DATA = ['products', 'stocks', 'payment-methods', 'factors', 'routes', 'users', 'prices'];
+/**
+ * The batch endpoints of master data (backoffice-api.md 4.4 to 4.9 and the product master: the
+ * resources without a list, helpers/batch-items.ts): no column but these.
+ */
+const MASTER_DATA = BATCH_ENDPOINTS.map((endpoint) => endpoint.name);
 
 function systemColumns(resource: BatchResource): string[] {
   return [
