@@ -60,33 +60,52 @@ function accessTokenOf(status: number, text: string): string {
   return token;
 }
 
-/** An access token from the app's POST /token, through app.inject. */
-export async function injectedToken(
-  app: Injector,
-  client: ApiClient,
-  options: TokenOptions = {},
+const TOKEN_ATTEMPTS = 5;
+
+/**
+ * Sends the token request until it is not a 503 (Retry-After: the process's secret hashing is busy,
+ * which concurrent sign-ins from one address in one process, as tests make, can hit), as an
+ * integrator retries; at most TOKEN_ATTEMPTS times.
+ */
+async function untilNotBusy(
+  send: () => Promise<{ status: number; text: string; retryAfter: string | undefined }>,
 ): Promise<string> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/token',
-    headers: tokenRequestHeaders(options),
-    payload: tokenForm(client),
+  for (let attempt = 1; ; attempt++) {
+    const { status, text, retryAfter } = await send();
+    if (status !== 503 || attempt >= TOKEN_ATTEMPTS) return accessTokenOf(status, text);
+    await new Promise((done) => setTimeout(done, 1_000 * Number(retryAfter ?? 1)));
+  }
+}
+
+/** An access token from the app's POST /token, through app.inject. */
+export function injectedToken(app: Injector, client: ApiClient, options: TokenOptions = {}): Promise<string> {
+  return untilNotBusy(async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/token',
+      headers: tokenRequestHeaders(options),
+      payload: tokenForm(client),
+    });
+    const retryAfter = response.headers['retry-after'];
+    return { status: response.statusCode, text: response.body, retryAfter: retryAfter?.toString() };
   });
-  return accessTokenOf(response.statusCode, response.body);
 }
 
 /** An access token from POST /token of the server listening at baseUrl (http://127.0.0.1:PORT). */
-export async function fetchedToken(
+export function fetchedToken(
   baseUrl: string,
   client: ApiClient,
   options: TokenOptions = {},
 ): Promise<string> {
-  const response = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: tokenRequestHeaders(options),
-    body: tokenForm(client),
+  return untilNotBusy(async () => {
+    const response = await fetch(`${baseUrl}/token`, {
+      method: 'POST',
+      headers: tokenRequestHeaders(options),
+      body: tokenForm(client),
+    });
+    const text = await response.text();
+    return { status: response.status, text, retryAfter: response.headers.get('retry-after') ?? undefined };
   });
-  return accessTokenOf(response.status, await response.text());
 }
 
 /** The tenant's request headers, with a token from the app (inject). */
