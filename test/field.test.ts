@@ -16,10 +16,10 @@ import {
 } from '../src/fields/field.js';
 import type { SchemaContext } from '../src/fields/json-schema.js';
 import { fieldMessages } from '../src/fields/messages.js';
-import { selectList } from '../src/read/select-list.js';
 import { products } from '../src/resources/products.js';
 import { stocks } from '../src/resources/stocks.js';
 import { random } from '../src/seed/generate.js';
+import { selectList } from '../src/sql/select-list.js';
 
 /*
  * Each field type describes itself: its JSON Schema, example, generator, select expression and column.

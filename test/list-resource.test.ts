@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { listParamRules } from '../src/read/list-params.js';
-import { selectList } from '../src/read/select-list.js';
 import { customerList } from '../src/resources/customer-list.js';
 import { customers } from '../src/resources/customers.js';
 import { deliveries } from '../src/resources/deliveries.js';
@@ -82,7 +81,7 @@ describe('the page statement of a declared list', () => {
   const base = { tenantId: 7, descending: false, page: 1, limit: 10 };
 
   test('the rows it includes, the filters given in declaration order, the sort with its nulls', () => {
-    const statement = listPageStatement(pendingDeliveryList, selectList);
+    const statement = listPageStatement(pendingDeliveryList);
     const { sql, params } = listPageSql(statement, {
       ...base,
       filters: { reported_from: '2026-01-01', client_id: 'C1' },
@@ -97,7 +96,7 @@ describe('the page statement of a declared list', () => {
   });
 
   test('descending past the first page: keys paged first, a known total reused at its version', () => {
-    const statement = listPageStatement(customerList, selectList);
+    const statement = listPageStatement(customerList);
     const { sql, params } = listPageSql(statement, {
       ...base,
       descending: true,
@@ -115,7 +114,7 @@ describe('the page statement of a declared list', () => {
   });
 
   test('unfiltered: the total is the kept count, no known total is used', () => {
-    const statement = listPageStatement(customerList, selectList);
+    const statement = listPageStatement(customerList);
     const { sql, params } = listPageSql(statement, {
       ...base,
       filters: {},

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { ident } from '../../src/db/sql.js';
 import { decodeCursor } from '../../src/read/changes-cursor.js';
-import { selectList } from '../../src/read/select-list.js';
 import { feedResourceNamed } from '../../src/resources/feed.js';
 import { changesStatement } from '../../src/sql/changes.js';
+import { selectList } from '../../src/sql/select-list.js';
 import type { ReadSetup } from './reads.js';
 import { median, percentile } from './stats.js';
 
@@ -82,7 +82,7 @@ export function feedStatementAfter(
   const position = decodeCursor(feed, cursor);
   if (!position?.key) throw new Error(`not a cursor of a row: ${cursor}`);
   return {
-    sql: changesStatement(feed, selectList).after,
+    sql: changesStatement(feed).after,
     params: [tenantId, limit, position.xid, ...position.key],
   };
 }

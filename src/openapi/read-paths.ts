@@ -11,7 +11,7 @@ import { apiSecurity } from './security.js';
 
 /**
  * The objects the lists show (and their items), from the field tables that load them
- * (src/read/select-list.ts); lists of the same source share one.
+ * (src/sql/select-list.ts); lists of the same source share one.
  */
 function listedSchemas(): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {};

@@ -5,7 +5,6 @@ import { type ChangesStatement, changesStatement, selectChanges } from '../sql/c
 import { encodeCursor, START } from './changes-cursor.js';
 import { changesQuery } from './changes-params.js';
 import type { ListRouteDeps } from './list-route.js';
-import { selectList } from './select-list.js';
 
 export const CHANGES_PATH = '/v1/changes';
 
@@ -16,7 +15,7 @@ export const CHANGES_PATH = '/v1/changes';
  */
 export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteDeps, 'db' | 'authenticate'>) {
   const statements = new Map<string, ChangesStatement>(
-    feedResources.map((feed) => [feed.name, changesStatement(feed, selectList)]),
+    feedResources.map((feed) => [feed.name, changesStatement(feed)]),
   );
   app.get(CHANGES_PATH, { onRequest: deps.authenticate }, async (request, reply) => {
     const checked = changesQuery(request.query);

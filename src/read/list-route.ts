@@ -9,7 +9,6 @@ import { readListPage } from './list-page.js';
 import { listParamRules, listQuery } from './list-params.js';
 import { sendPage } from './page-reply.js';
 import { checkQuery } from './query-params.js';
-import { selectList } from './select-list.js';
 
 export interface ListRouteDeps {
   db: Queryable;
@@ -24,7 +23,7 @@ export interface ListRouteDeps {
 /** GET <list.path>: the query checked against the list's rules (400 naming each problem), one page. */
 export function registerListRoute(app: FastifyInstance, list: ListResource, deps: ListRouteDeps): void {
   const rules = listParamRules(list);
-  const statement = listPageStatement(list, selectList);
+  const statement = listPageStatement(list);
   app.get(list.path, { onRequest: deps.authenticate }, async (request, reply) => {
     const checked = checkQuery(rules, request.query);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/database.js';
 import { ident } from '../db/sql.js';
 import type { FeedResource } from '../resources/feed.js';
-import { listPageStatement, type SelectList } from './list-page.js';
+import { listPageStatement } from './list-page.js';
+import { selectList } from './select-list.js';
 
 /**
  * The page statement of the change feed (GET /v1/changes, extensions.md 10; migration 008), built
@@ -45,9 +46,9 @@ export interface ChangesRow {
   has_more: boolean;
 }
 
-export function changesStatement(feed: FeedResource, selectList: SelectList): ChangesStatement {
+export function changesStatement(feed: FeedResource): ChangesStatement {
   const { source, list } = feed;
-  const listed = list ? listPageStatement(list, selectList) : undefined;
+  const listed = list ? listPageStatement(list) : undefined;
   const a = listed?.alias ?? source.table[0]!;
   const extra = selectList(feed.extra, a);
   const columns = [listed ? listed.columns : selectList(source.fields, a), extra].filter(Boolean).join(', ');

@@ -1,18 +1,12 @@
 import type { Queryable } from '../db/database.js';
-import type { Field } from '../fields/field.js';
 import type { ListResource } from '../resources/list-resource.js';
+import { selectList } from './select-list.js';
 
 /**
  * The page statement of every list (src/resources/list-resource.ts): its WHERE from the rows the list
  * includes and the filters given, its ORDER BY from the sort, the total, the page and its JSON in one
  * round trip.
  */
-
-/**
- * The SELECT list that turns a field table's columns into output objects (src/read/select-list.ts),
- * handed in by the caller: that module belongs to the read side, which this layer does not import.
- */
-export type SelectList = (fields: Readonly<Record<string, Field>>, alias: string) => string;
 
 /** What does not change between requests of one list, built once at start. */
 export interface ListPageStatement {
@@ -23,7 +17,7 @@ export interface ListPageStatement {
   readonly columns: string;
 }
 
-export function listPageStatement(list: ListResource, selectList: SelectList): ListPageStatement {
+export function listPageStatement(list: ListResource): ListPageStatement {
   const { source, items } = list;
   const a = source.table[0]!;
   let columns = selectList(source.fields, a);

@@ -17,12 +17,3 @@ export function selectList(fields: Readonly<Record<string, Field>>, alias: strin
   }
   return list.join(', ');
 }
-
-/** Builds "$n" placeholders while collecting their values, so WHERE clauses hold only given filters. */
-export class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
