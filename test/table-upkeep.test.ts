@@ -4,7 +4,7 @@ import { loadBatch } from '../src/batch/load-batch.js';
 import type { Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite } from '../src/db/pglite.js';
-import { TableUpkeep } from '../src/db/table-upkeep.js';
+import { PGLITE_UPKEEP, POSTGRES_UPKEEP, TableUpkeep } from '../src/db/table-upkeep.js';
 import { deliveries } from '../src/resources/deliveries.js';
 import { products } from '../src/resources/products.js';
 import { generateDeliveries } from '../src/seed/generate.js';
@@ -39,7 +39,7 @@ describe('TableUpkeep', () => {
   test('runs after 1,000 changed rows plus 20 % of the rows at its last run', async () => {
     let rows = 0;
     const { db, statements } = recording(() => rows);
-    const upkeep = new TableUpkeep(db, 'VACUUM (ANALYZE)');
+    const upkeep = new TableUpkeep(db, PGLITE_UPKEEP);
     const vacuums = () => statements.filter((s) => s.startsWith('VACUUM'));
     await upkeep.wrote('products', 999);
     assert.equal(vacuums().length, 0, '999 rows: not yet');
@@ -60,12 +60,29 @@ describe('TableUpkeep', () => {
 
   test('a table seen first starts from the rows the planner counted: a restart waits for 20 % more', async () => {
     const { db, statements } = recording(() => 100_000);
-    const upkeep = new TableUpkeep(db, 'VACUUM (ANALYZE)');
+    const upkeep = new TableUpkeep(db, PGLITE_UPKEEP);
     const vacuums = () => statements.filter((s) => s.startsWith('VACUUM'));
     await upkeep.wrote('customers', 20_999);
     assert.equal(vacuums().length, 0, '20,999 of the 21,000 needed at 100,000 rows');
     await upkeep.wrote('customers', 1);
     assert.equal(vacuums().length, 1);
+  });
+
+  test('on PostgreSQL: ANALYZE once a table without statistics changed 1,000 rows, then only past tenfold growth', async () => {
+    let rows = 0;
+    const { db, statements } = recording(() => rows);
+    const upkeep = new TableUpkeep(db, POSTGRES_UPKEEP);
+    const analyses = () => statements.filter((s) => s.startsWith('ANALYZE'));
+    await upkeep.wrote('prices', 999);
+    assert.equal(analyses().length, 0);
+    rows = 10_000;
+    await upkeep.wrote('prices', 9_001);
+    assert.deepEqual(analyses(), ['ANALYZE "prices" ("tenant_id", "code")']);
+    // Upserts of a table of 10,000 rows: autovacuum's business, not the request's.
+    for (let round = 0; round < 10; round++) await upkeep.wrote('prices', 10_000);
+    assert.equal(analyses().length, 1, '100,000 of the 101,000 needed at 10,000 rows');
+    await upkeep.wrote('prices', 1_000);
+    assert.equal(analyses().length, 2);
   });
 
   test('a failed upkeep does not throw: the write it follows has committed', async () => {
@@ -74,7 +91,7 @@ describe('TableUpkeep', () => {
     const onWarning = (warning: Error) => warnings.push(warning.message);
     process.on('warning', onWarning);
     try {
-      await new TableUpkeep(db, 'VACUUM (ANALYZE)').wrote('products', 5_000);
+      await new TableUpkeep(db, PGLITE_UPKEEP).wrote('products', 5_000);
       await new Promise((done) => setImmediate(done));
     } finally {
       process.off('warning', onWarning);

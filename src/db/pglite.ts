@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
 import { type Database, type Queryable, withRetry } from './database.js';
-import { TableUpkeep } from './table-upkeep.js';
+import { PGLITE_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
 /**
  * Rows per write statement on PGlite: its WebAssembly memory grows to fit the largest statement and
@@ -36,7 +36,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   });
   const direct = wrap(db);
   // No autovacuum here: without it a table never gets statistics nor a visibility map.
-  const upkeep = new TableUpkeep(direct, 'VACUUM (ANALYZE)');
+  const upkeep = new TableUpkeep(direct, PGLITE_UPKEEP);
   return {
     backend: 'pglite',
     // Its data directory is held under a lock file: one process at a time.

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { sendCancelRequest } from './cancel-request.js';
 import { type Database, type Queryable, withRetry } from './database.js';
 import { isConnectionError } from './failures.js';
-import { TableUpkeep } from './table-upkeep.js';
+import { POSTGRES_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
 export interface PostgresOptions {
   connectionString: string;
@@ -195,6 +195,6 @@ export function openPostgres(options: PostgresOptions): Database {
       waiting: pool.waitingCount,
     }),
   };
-  const upkeep = new TableUpkeep(database, 'ANALYZE');
+  const upkeep = new TableUpkeep(database, POSTGRES_UPKEEP);
   return database;
 }
