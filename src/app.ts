@@ -16,6 +16,7 @@ import { loggerOptions, RequestLogController, requestId } from './http/logger.js
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
 import { installSecurityHeaders } from './http/security-headers.js';
+import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './idempotency/keyed-reply.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
@@ -41,7 +42,11 @@ export interface AppOptions {
     Partial<
       Pick<
         Config,
-        'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant' | 'batchBodiesMaxBytes'
+        | 'batchConcurrency'
+        | 'batchConcurrencyPerTenant'
+        | 'batchQueuePerTenant'
+        | 'batchBodiesMaxBytes'
+        | 'idempotencyTtlSeconds'
       >
     >;
   logLevel?: string;
@@ -149,11 +154,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // One admission for every batch route: the bound is on the process's batch work, of any resource.
   const admission = admissionFor(options.config);
+  // Idempotency-Key answers (extensions.md 8): kept 7 days unless set otherwise.
+  const idempotency = {
+    ttlSeconds: options.config.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  };
   for (const resource of batchResources) {
-    registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission });
+    registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission, idempotency });
   }
   registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
-  registerAcknowledgeRoute(app, { db: options.db, authenticate });
+  registerAcknowledgeRoute(app, { db: options.db, authenticate, idempotency });
   registerDocs(app);
   return app;
 }

@@ -43,6 +43,8 @@ export interface Config {
    * (https://api.example.com/backoffice), without a final slash; paging links start with it.
    */
   readonly publicBaseUrl: string | undefined;
+  /** How long an Idempotency-Key's answer is kept (IDEMPOTENCY_TTL_SECONDS; extensions.md 8: at least 7 days). */
+  readonly idempotencyTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     tokenSecret,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86400),
+    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 7 * 86400, 7 * 86400, 366 * 86400),
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),

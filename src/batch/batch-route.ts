@@ -4,17 +4,29 @@ import type {
   onRequestHookHandler,
   preParsingAsyncHookHandler,
 } from 'fastify';
-import type { Database } from '../db/database.js';
-import { RawJson } from '../http/json-body.js';
+import type { Database, Queryable } from '../db/database.js';
+import { parseJsonBytes, RawJson } from '../http/json-body.js';
 import type { BatchMetrics } from '../http/metrics.js';
-import { problems } from '../http/problems.js';
+import { HttpProblem, problems } from '../http/problems.js';
+import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
+import { idempotencyKeyOf } from '../idempotency/idempotency-key.js';
+import {
+  answerRequest,
+  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  problemAnswer,
+  sendAnswer,
+} from '../idempotency/keyed-reply.js';
+import { answerChecked, type BatchResult } from './answer-batch.js';
 import type { BatchAdmission, BatchTicket } from './batch-admission.js';
+import { batchAnswer } from './batch-answer.js';
 import { checkBatchArray } from './batch-array.js';
-import { processBatchBody, WORKER_BODY_BYTES } from './batch-worker-pool.js';
-import { InvalidBatch, processBatch } from './process-batch.js';
+import { type BatchOptions, batchOptions } from './batch-options.js';
+import { checkBody, WORKER_BODY_BYTES } from './batch-worker-pool.js';
+import type { CheckedBatch } from './checked-batch.js';
+import { checkItems } from './process-batch.js';
 import { bodyStream, receiveBody } from './receive-body.js';
 import type { BatchResource } from './resource.js';
-import type { BatchCounts } from './write-batch.js';
+import { noteWrites } from './write-batch.js';
 
 export interface BatchRouteDeps {
   db: Database;
@@ -24,6 +36,8 @@ export interface BatchRouteDeps {
   metrics?: BatchMetrics;
   /** Bounds the batches processed at once, per tenant and in all (src/batch/batch-admission.ts). */
   admission?: BatchAdmission | undefined;
+  /** How long Idempotency-Key answers are kept (default 7 days). */
+  idempotency?: IdempotencySettings | undefined;
 }
 
 /** Each admitted request's place, from the preParsing hook to the handler. */
@@ -63,40 +77,92 @@ function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHoo
   };
 }
 
-/** Registers POST {resource.path}: parse, check the array, validate, write, answer. */
+/**
+ * Before the body is read: a malformed Idempotency-Key or an unknown value of outcomes, dry_run or
+ * on_invalid is refused at once (400), after the guard and before the batch waits for its turn.
+ */
+const checkHeadersAndQuery: onRequestHookHandler = async (request) => {
+  idempotencyKeyOf(request);
+  batchOptions(request.query);
+};
+
+/**
+ * The batch checked: a large body in a worker thread, a small one here (both as bytes, so a keyed
+ * request can hash them). The 400 of an array rule (invalid JSON, not an array, ...) is thrown.
+ */
+async function check(
+  db: Database,
+  resource: BatchResource,
+  body: unknown,
+  options: BatchOptions,
+): Promise<CheckedBatch> {
+  if (body instanceof RawJson && body.bytes.length >= WORKER_BODY_BYTES) {
+    return checkBody(resource, body.bytes, db.statementRows, options);
+  }
+  let items: unknown = body;
+  if (body instanceof RawJson) {
+    try {
+      items = parseJsonBytes(body.bytes);
+    } catch {
+      throw problems.invalidJson();
+    }
+  }
+  return checkItems(resource, checkBatchArray(items), db.statementRows, options);
+}
+
+/** Registers POST {resource.path}: parse, check the array, validate, write, answer (once per Idempotency-Key). */
 export function registerBatchRoute(
   app: FastifyInstance,
   resource: BatchResource,
   deps: BatchRouteDeps,
 ): void {
+  const settings = deps.idempotency ?? { ttlSeconds: DEFAULT_IDEMPOTENCY_TTL_SECONDS };
   app.post(
     resource.path,
     {
       bodyLimit: resource.bodyLimit,
-      // A large body's parse and check run in a worker thread: tens to thousands of ms otherwise.
-      config: { rawJsonFrom: WORKER_BODY_BYTES },
-      onRequest: deps.authenticate,
+      // Every body reaches the handler as bytes: a keyed request's hash covers them exactly, and a
+      // large one is parsed and checked in a worker thread (tens to thousands of ms otherwise).
+      config: { rawJsonFrom: 0 },
+      onRequest: [deps.authenticate, checkHeadersAndQuery],
       ...(deps.admission ? { preParsing: admit(deps.admission, resource.bodyLimit) } : {}),
     },
     async (request, reply) => {
+      const options = batchOptions(request.query);
       const body = request.body;
-      const work =
-        body instanceof RawJson
-          ? () => processBatchBody(deps.db, request.tenantId, resource, body.bytes)
-          : () => processBatch(deps.db, request.tenantId, resource, checkBatchArray(body));
-      let counts: BatchCounts;
-      try {
-        const ticket = tickets.get(request);
-        counts = await (ticket ? ticket.run(work) : work());
-      } catch (error) {
-        if (error instanceof InvalidBatch) throw problems.invalidItems(error.errors);
-        throw error;
+      let result: BatchResult | undefined;
+      const prepare = async () => {
+        let checked: CheckedBatch;
+        try {
+          checked = await check(deps.db, resource, body, options);
+        } catch (error) {
+          // The 400s of the array rules are answers like any other (kept for a key).
+          if (error instanceof HttpProblem && error.statusCode === 400) {
+            const answer = problemAnswer(error);
+            return async () => answer;
+          }
+          throw error;
+        }
+        return async (tx: Queryable | undefined): Promise<Answer> => {
+          result = await answerChecked({ db: deps.db, tx }, request.tenantId, resource, checked, options);
+          return batchAnswer(resource, result, options);
+        };
+      };
+      const bytes = body instanceof RawJson ? body.bytes : undefined;
+      const run = () => answerRequest(request, deps.db, settings, bytes, prepare);
+      const ticket = tickets.get(request);
+      const { answer, replayed } = await (ticket ? ticket.run(run) : run());
+      const done = result as BatchResult | undefined;
+      if (!replayed && done?.kind === 'done' && done.written) {
+        const { counts } = done;
+        // Told after the commit: the upkeep may VACUUM, which no transaction may hold.
+        await noteWrites(deps.db.wrote.bind(deps.db), resource, done.written.prepared, counts);
+        // Every item is counted once: created, updated, or ignored (a repeat, or an existing key).
+        const items = counts.created + counts.updated + counts.ignored;
+        request.log.info({ resource: resource.name, items, ...counts }, 'batch written');
+        deps.metrics?.batchWritten(resource.name, items, counts);
       }
-      // Every item is counted once: created, updated, or ignored (a repeat, or an existing key).
-      const items = counts.created + counts.updated + counts.ignored;
-      request.log.info({ resource: resource.name, items, ...counts }, 'batch written');
-      deps.metrics?.batchWritten(resource.name, items, counts);
-      return reply.code(201).send({ statusCode: 201, message: resource.message, ...counts });
+      return sendAnswer(reply, answer, replayed);
     },
   );
 }

@@ -1,11 +1,10 @@
 import { Piscina } from 'piscina';
-import type { Database } from '../db/database.js';
 import { ValidationCrash } from '../http/server-errors.js';
 import { arrayProblem } from './batch-array.js';
+import type { BatchOptions } from './batch-options.js';
 import type { BatchTask, BatchTaskResult } from './batch-worker.js';
-import { type CheckedBatch, writeChecked } from './process-batch.js';
+import type { CheckedBatch } from './checked-batch.js';
 import type { BatchResource } from './resource.js';
-import type { BatchCounts } from './write-batch.js';
 
 /**
  * Bodies from this size on are parsed and checked in a worker thread. Below it the hop (a task
@@ -51,18 +50,24 @@ function taskBody(body: Buffer): { bytes: Uint8Array; transfer: ArrayBuffer[] } 
 }
 
 /**
- * The batch pipeline for a large body given as bytes: parse, array rules, validation and the column
- * literals in a worker, then the write (or the refusal with its unknown products) here. Same answers
- * as the inline pipeline (checkBatchArray, then processBatch).
+ * A large body given as bytes, checked in a worker: parse, array rules, validation and the column
+ * literals. Same result as the inline check (checkBatchArray, then checkItems). Throws the 400 of an
+ * array rule.
  */
-export async function processBatchBody(
-  db: Database,
-  tenantId: number,
+export async function checkBody(
   resource: BatchResource,
   body: Buffer,
-): Promise<BatchCounts> {
+  statementRows: number,
+  options: BatchOptions,
+): Promise<CheckedBatch> {
   const { bytes, transfer } = taskBody(body);
-  const task: BatchTask = { resource: resource.name, body: bytes, statementRows: db.statementRows };
+  const task: BatchTask = {
+    resource: resource.name,
+    body: bytes,
+    statementRows,
+    skipInvalid: options.skipInvalid,
+    outcomes: options.outcomes,
+  };
   let result: BatchTaskResult;
   try {
     result = await workerPool().run(task, { transferList: transfer });
@@ -72,8 +77,11 @@ export async function processBatchBody(
   if (result.kind === 'array') throw arrayProblem(result.problem);
   const { productCodes } = result;
   const at = resource.productPosition;
-  const checked: CheckedBatch = {
+  return {
+    items: result.items,
     errors: result.errors,
+    invalid: result.invalid,
+    keyTexts: result.keyTexts,
     rows: () =>
       productCodes.map((code) => {
         if (code === undefined || at === undefined) return undefined;
@@ -81,7 +89,6 @@ export async function processBatchBody(
         row[at] = code;
         return row;
       }),
-    ...(result.write ? { write: result.write } : {}),
+    write: result.write,
   };
-  return writeChecked(db, tenantId, resource, checked);
 }

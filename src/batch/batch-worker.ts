@@ -5,13 +5,14 @@
  * only small results: an array rule's name, the capped problem list, or the literals and counts. Never
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
-import type { FieldValue } from '../fields/field.js';
 import { parseJsonBytes } from '../http/json-body.js';
 import { batchResources } from '../resources/index.js';
 import { type ArrayProblem, arrayProblemOf } from './batch-array.js';
+import { NO_OPTIONS } from './batch-options.js';
+import { keyTextsOf, writeOf } from './checked-batch.js';
 import type { BatchResource } from './resource.js';
 import { type ItemError, validateItems } from './validate-items.js';
-import { type PreparedWrite, prepareWrite } from './write-batch.js';
+import type { PreparedWrite } from './write-batch.js';
 
 export interface BatchTask {
   /** The resource's name (resource.name). */
@@ -20,17 +21,27 @@ export interface BatchTask {
   body: Uint8Array;
   /** db.statementRows: the rows of one statement. */
   statementRows: number;
+  /** on_invalid=skip: every item checked, the valid ones written. */
+  skipInvalid?: boolean;
+  /** outcomes=true: each valid item's key as sent comes back (small strings, not the rows). */
+  outcomes?: boolean;
 }
 
 export type BatchTaskResult =
   | { kind: 'array'; problem: ArrayProblem }
   | {
       kind: 'checked';
+      /** The array's length. */
+      items: number;
       /** Sorted by index, capped (src/http/error-limits.ts); empty for a valid batch. */
       errors: ItemError[];
       /** Per item, the product code of its valid row (the missing-products query); empty without one. */
       productCodes: (string | undefined)[];
-      /** Present when errors is empty. */
+      /** With skipInvalid: 1 for each invalid item. */
+      invalid?: Uint8Array;
+      /** With outcomes: per valid item, its key fields as sent (JSON text). */
+      keyTexts?: (string | undefined)[];
+      /** Present when there is something to write. */
       write?: PreparedWrite;
     };
 
@@ -47,10 +58,19 @@ export default function checkBatchBody(task: BatchTask): BatchTaskResult {
   }
   const problem = arrayProblemOf(body);
   if (problem) return { kind: 'array', problem };
-  const batch = validateItems(resource, body as unknown[]);
+  const items = body as unknown[];
+  const options = { ...NO_OPTIONS, skipInvalid: task.skipInvalid === true, outcomes: task.outcomes === true };
+  const batch = validateItems(resource, items, options.skipInvalid);
   const at = resource.productPosition;
   const productCodes = at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
-  if (batch.errors.length > 0) return { kind: 'checked', errors: batch.errors, productCodes };
-  const write = prepareWrite(resource, batch.rows as FieldValue[][], task.statementRows);
-  return { kind: 'checked', errors: [], productCodes, write };
+  const write = writeOf(resource, batch, task.statementRows);
+  return {
+    kind: 'checked',
+    items: items.length,
+    errors: batch.errors,
+    productCodes,
+    ...(batch.invalid ? { invalid: batch.invalid } : {}),
+    ...(options.outcomes && write ? { keyTexts: keyTextsOf(resource, items, batch) } : {}),
+    ...(write ? { write } : {}),
+  };
 }

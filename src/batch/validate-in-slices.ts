@@ -19,16 +19,19 @@ export const VALIDATION_SLICE = 500;
 export async function validateInSlices(
   resource: BatchResource,
   items: readonly unknown[],
+  everyItem = false,
 ): Promise<ValidatedBatch> {
-  if (items.length <= VALIDATION_SLICE) return validateItems(resource, items);
+  if (items.length <= VALIDATION_SLICE) return validateItems(resource, items, everyItem);
   const rows: ValidatedBatch['rows'] = new Array(items.length);
   const errors: ValidatedBatch['errors'] = [];
+  const invalid = everyItem ? new Uint8Array(items.length) : undefined;
   for (let start = 0; start < items.length; start += VALIDATION_SLICE) {
     await nextTurn();
-    const slice = validateItems(resource, items.slice(start, start + VALIDATION_SLICE));
+    const slice = validateItems(resource, items.slice(start, start + VALIDATION_SLICE), everyItem);
     for (let at = 0; at < slice.rows.length; at++) rows[start + at] = slice.rows[at];
     for (const error of slice.errors) errors.push({ ...error, index: error.index + start });
+    if (invalid && slice.invalid) invalid.set(slice.invalid, start);
   }
   await nextTurn();
-  return { rows, errors };
+  return invalid ? { rows, errors, invalid } : { rows, errors };
 }

@@ -22,6 +22,11 @@ export interface ValidatedBatch {
   rows: (FieldValue[] | undefined)[];
   /** Sorted by index. */
   errors: ItemError[];
+  /**
+   * With everyItem (on_invalid=skip): 1 for each invalid item, every item looked at, while errors
+   * stops growing past the answer's cap.
+   */
+  invalid?: Uint8Array;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -157,28 +162,39 @@ function checkChildren(
  * Checks every item against the field table and collects the problems of every item: at most
  * MAX_ERRORS_PER_ITEM per item (then itemCut), and no item is looked at once the batch has more
  * problems than an answer lists (problems.invalidItems cuts the list there). Either way the batch is
- * refused: the problems not looked for could not change the answer.
+ * refused: the problems not looked for could not change the answer. With everyItem (invalid items are
+ * skipped, the valid ones written) every item is looked at and `invalid` marks each one that fails;
+ * problems past the cap are still not kept.
  */
-export function validateItems(resource: BatchResource, items: readonly unknown[]): ValidatedBatch {
+export function validateItems(
+  resource: BatchResource,
+  items: readonly unknown[],
+  everyItem = false,
+): ValidatedBatch {
   const shape = shapeOf(resource.fields);
   const rows: (FieldValue[] | undefined)[] = new Array(items.length);
   const errors: ItemError[] = [];
+  const invalid = everyItem ? new Uint8Array(items.length) : undefined;
   let problems = 0;
-  for (let index = 0; index < items.length && problems <= MAX_ERRORS_PER_ANSWER; index++) {
+  for (let index = 0; index < items.length && (everyItem || problems <= MAX_ERRORS_PER_ANSWER); index++) {
     const item = items[index];
     if (!isPlainObject(item)) {
-      errors.push({ index, errors: [{ field: null, message: fieldMessages.itemMustBeObject }] });
+      if (invalid) invalid[index] = 1;
+      if (problems <= MAX_ERRORS_PER_ANSWER) {
+        errors.push({ index, errors: [{ field: null, message: fieldMessages.itemMustBeObject }] });
+      }
       problems++;
       continue;
     }
     const itemErrors: FieldError[] = [];
     rows[index] = checkObject(shape, item, '', itemErrors);
     if (itemErrors.length === 0) continue;
+    if (invalid) invalid[index] = 1;
     if (isFull(itemErrors)) itemErrors.splice(MAX_ERRORS_PER_ITEM, Infinity, itemCut);
-    errors.push({ index, errors: itemErrors });
+    if (problems <= MAX_ERRORS_PER_ANSWER) errors.push({ index, errors: itemErrors });
     problems += itemErrors.length;
   }
-  return { rows, errors };
+  return invalid ? { rows, errors, invalid } : { rows, errors };
 }
 
 /**

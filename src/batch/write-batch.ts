@@ -25,23 +25,59 @@ function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): str
  * are the same factor unit. A batch without repeats (the usual one) is returned as it is.
  */
 export function deduplicate(resource: BatchResource, rows: readonly FieldValue[][]): readonly FieldValue[][] {
+  return distinctRows(resource, rows).rows;
+}
+
+/** The rows a batch writes, and which item each one and each repeat is (per-item outcomes). */
+export interface DistinctRows {
+  rows: readonly FieldValue[][];
+  /** Per distinct row, the index of the item it is; undefined: row i is item i. */
+  rowItems?: Int32Array | undefined;
+  /** Per item, the index of the occurrence applied instead of it, -1 for the applied ones; undefined: no repeats. */
+  duplicateOf?: Int32Array | undefined;
+}
+
+/**
+ * deduplicate, keeping track of items: `indices` are the items the rows are (only the valid ones
+ * when invalid items are skipped; undefined: row i is item i), `items` the batch's length.
+ */
+export function distinctRows(
+  resource: BatchResource,
+  rows: readonly FieldValue[][],
+  indices?: readonly number[],
+  items = rows.length,
+): DistinctRows {
   const { keyPositions } = resource;
+  const rowItems = indices ? Int32Array.from(indices) : undefined;
   // Distinct first key parts make distinct keys: checked without building the joined keys. (Every
   // key part is a required field, so a valid row always has it.)
-  if (keyPositions.length > 1 && distinctAt(keyPositions[0]!, rows)) return rows;
+  if (keyPositions.length > 1 && distinctAt(keyPositions[0]!, rows)) return { rows, rowItems };
   const keys = new Array<string>(rows.length);
   const seen = new Set<string>();
   for (let r = 0; r < rows.length; r++) {
     keys[r] = keyOf(keyPositions, rows[r]!);
     seen.add(keys[r]!);
   }
-  if (seen.size === rows.length) return rows;
-  const byKey = new Map<string, FieldValue[]>();
+  if (seen.size === rows.length) return { rows, rowItems };
+  // Per key, the position of the occurrence applied.
+  const applied = new Map<string, number>();
   const keepLast = resource.onExisting === 'update';
   for (let r = 0; r < rows.length; r++) {
-    if (keepLast || !byKey.has(keys[r]!)) byKey.set(keys[r]!, rows[r]!);
+    if (keepLast || !applied.has(keys[r]!)) applied.set(keys[r]!, r);
   }
-  return [...byKey.values()];
+  const itemOf = (r: number) => (indices ? indices[r]! : r);
+  const distinct: FieldValue[][] = [];
+  const distinctItems = new Int32Array(applied.size);
+  for (const r of applied.values()) {
+    distinctItems[distinct.length] = itemOf(r);
+    distinct.push(rows[r]!);
+  }
+  const duplicateOf = new Int32Array(items).fill(-1);
+  for (let r = 0; r < rows.length; r++) {
+    const a = applied.get(keys[r]!)!;
+    if (a !== r) duplicateOf[itemOf(r)] = itemOf(a);
+  }
+  return { rows: distinct, rowItems: distinctItems, duplicateOf };
 }
 
 /** Every row has its own value at position; stops at the first repeat. */
@@ -102,6 +138,11 @@ export interface PreparedWrite {
   items: number;
   /** Its rows once repeated keys are merged (deduplicate). */
   distinct: number;
+  /** Rows per statement: distinct row d is in chunks[floor(d / chunkRows)]. */
+  chunkRows: number;
+  /** DistinctRows.rowItems and duplicateOf: which item each row and each repeat is. */
+  rowItems?: Int32Array | undefined;
+  duplicateOf?: Int32Array | undefined;
   /** The items of the distinct rows' children (0 without children): the upkeep's count. */
   childItems: number;
   /**
@@ -111,24 +152,39 @@ export interface PreparedWrite {
   chunks: string[][];
 }
 
-/** Deduplicates the rows and builds each statement's column literals (the slow part of a write). */
+/**
+ * Deduplicates the rows and builds each statement's column literals (the slow part of a write).
+ * `indices`: the items the rows are, when some items are left out (on_invalid=skip); `items`: the
+ * batch's length then.
+ */
 export function prepareWrite(
   resource: BatchResource,
   rows: readonly FieldValue[][],
   statementRows: number,
+  indices?: readonly number[],
+  items = rows.length,
 ): PreparedWrite {
-  const distinct = deduplicate(resource, rows);
+  const { rows: distinct, rowItems, duplicateOf } = distinctRows(resource, rows, indices, items);
   const chunks: string[][] = [];
+  const chunkRows = Math.min(statementRows, Math.max(distinct.length, 1));
   // At least one statement, as before (an empty batch from the command line writes nothing in it).
-  for (let from = 0; from === 0 || from < distinct.length; from += statementRows) {
-    const part = distinct.length <= statementRows ? distinct : distinct.slice(from, from + statementRows);
+  for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
+    const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
     chunks.push(statementColumns(resource, part).map(arrayLiteral));
   }
   let childItems = 0;
   if (resource.childPosition !== undefined) {
     for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
   }
-  return { items: rows.length, distinct: distinct.length, childItems, chunks };
+  return {
+    items: rows.length,
+    distinct: distinct.length,
+    childItems,
+    chunks,
+    chunkRows,
+    ...(rowItems ? { rowItems } : {}),
+    ...(duplicateOf ? { duplicateOf } : {}),
+  };
 }
 
 /**
@@ -181,7 +237,7 @@ export async function writePrepared(
 }
 
 /** Tells the database's upkeep how many rows the batch changed, its children's included. */
-async function noteWrites(
+export async function noteWrites(
   wrote: (table: string, rows: number) => Promise<void>,
   resource: BatchResource,
   prepared: PreparedWrite,

@@ -9,6 +9,20 @@ function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlTy
     .join(', ');
 }
 
+/** Variants of the write statement (extensions.md 9); without any, the statement every batch used before. */
+export interface WriteSqlOptions {
+  /**
+   * Also answer which rows were inserted: `inserted`, the 1-based positions (in the statement's
+   * arrays) of the new rows, found by joining the written keys back to the key arrays.
+   */
+  outcomes?: boolean;
+  /**
+   * Leave out rows whose reference names a key the referred table lacks (on_invalid=skip: they are
+   * reported as rejected instead of failing the foreign key).
+   */
+  knownReferencesOnly?: boolean;
+}
+
 /**
  * The one statement that writes a whole batch: one array parameter per column ($1 is the tenant),
  * unnested into rows, inserted in key order (so concurrent batches lock rows in the same order and
@@ -16,7 +30,7 @@ function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlTy
  * same statement. It returns one row with the number of rows inserted; for upserts, rows whose values
  * did not change are left alone.
  */
-export function buildWriteSql(resource: BatchResource): string {
+export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions = {}): string {
   const { table, key } = resource;
   const columns = resource.columnPositions.map((at) => ({
     name: resource.fieldNames[at]!,
@@ -65,12 +79,21 @@ export function buildWriteSql(resource: BatchResource): string {
   }
 
   const parentKey = ident(key[0]!);
+  const reference = resource.reference;
+  const known =
+    options.knownReferencesOnly && reference
+      ? `
+  WHERE EXISTS (SELECT 1 FROM ${ident(reference.table)} r WHERE r.tenant_id = $1 AND r.${ident(reference.column)} = i.${ident(reference.name)})`
+      : '';
+  const returnedKeys = options.outcomes
+    ? keyColumns.map((c, at) => `, t.${ident(c.name)} AS k${at}`).join('')
+    : '';
   const written = `INSERT INTO ${ident(table)} AS t (${insertColumns})
   SELECT ${values}
-  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})
+  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})${known}
   ORDER BY ${orderBy('i', keyColumns)}
   ON CONFLICT (${conflictTarget}) ${onConflict}
-  RETURNING ${parentKey} AS parent_key, (xmax = 0) AS inserted`;
+  RETURNING ${parentKey} AS parent_key${returnedKeys}, (xmax = 0) AS inserted`;
 
   const children = resource.children
     ? `,
@@ -84,10 +107,20 @@ children AS (
 )`
     : '';
 
+  let insertedPositions = '';
+  if (options.outcomes) {
+    // The key arrays again, numbered: a written key's number is its row's place in the arrays.
+    const keyArrays = keyColumns.map((c) => `$${columns.indexOf(c) + 2}::${c.sqlType}[]`).join(', ');
+    const keyNames = keyColumns.map((_, at) => `k${at}`);
+    const joined = keyNames.map((name) => `w.${name} = a.${name}`).join(' AND ');
+    insertedPositions = `,
+  (SELECT array_agg(a.n::int) FROM written w JOIN unnest(${keyArrays}) WITH ORDINALITY AS a(${keyNames.join(', ')}, n) ON ${joined} WHERE w.inserted) AS inserted`;
+  }
+
   return `WITH written AS (
   ${written}
 )${children}
-SELECT count(*) FILTER (WHERE inserted)::int AS created FROM written`;
+SELECT count(*) FILTER (WHERE inserted)::int AS created${insertedPositions} FROM written`;
 }
 
 function childField(resource: BatchResource): ItemsField {

@@ -1,28 +1,81 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { checkBatchArray } from '../batch/batch-array.js';
-import type { Database } from '../db/database.js';
-import { problems } from '../http/problems.js';
-import { ACKNOWLEDGE_BODY_LIMIT, acknowledge, notDeliveryCodes } from './acknowledge.js';
+import type { Database, Queryable } from '../db/database.js';
+import { parseJsonBytes, RawJson } from '../http/json-body.js';
+import { HttpProblem, problems } from '../http/problems.js';
+import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
+import { checkIdempotencyKey } from '../idempotency/idempotency-key.js';
+import {
+  answerRequest,
+  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  problemAnswer,
+  sendAnswer,
+} from '../idempotency/keyed-reply.js';
+import { ACKNOWLEDGE_BODY_LIMIT, acknowledge, notDeliveryCodes, noteAcknowledged } from './acknowledge.js';
 
 export interface AcknowledgeRouteDeps {
   db: Database;
   /** Runs before the body is read; sets request.tenantId or answers 401. */
   authenticate: onRequestHookHandler;
+  /** How long Idempotency-Key answers are kept (default 7 days). */
+  idempotency?: IdempotencySettings | undefined;
 }
 
-/** POST /v1/deliveries/acknowledge: the batch array rules, every element a delivery code, 200 with counts. */
+/** The codes of the body, or the 400 of the array rules or of the elements that are not codes. */
+function codesOf(body: unknown): string[] {
+  let parsed = body;
+  if (body instanceof RawJson) {
+    try {
+      parsed = parseJsonBytes(body.bytes);
+    } catch {
+      throw problems.invalidJson();
+    }
+  }
+  const codes = checkBatchArray(parsed);
+  const refused = notDeliveryCodes(codes);
+  if (refused.length > 0) throw problems.invalidItems(refused);
+  return codes as string[];
+}
+
+/**
+ * POST /v1/deliveries/acknowledge: the batch array rules, every element a delivery code, 200 with
+ * counts; once per Idempotency-Key (extensions.md 8), the acknowledgement and its kept answer in one
+ * transaction.
+ */
 export function registerAcknowledgeRoute(app: FastifyInstance, deps: AcknowledgeRouteDeps): void {
+  const settings = deps.idempotency ?? { ttlSeconds: DEFAULT_IDEMPOTENCY_TTL_SECONDS };
   app.post(
     '/v1/deliveries/acknowledge',
-    { bodyLimit: ACKNOWLEDGE_BODY_LIMIT, onRequest: deps.authenticate },
+    {
+      bodyLimit: ACKNOWLEDGE_BODY_LIMIT,
+      // Bytes, parsed here: a keyed request's hash covers the body exactly.
+      config: { rawJsonFrom: 0 },
+      onRequest: [deps.authenticate, checkIdempotencyKey],
+    },
     async (request, reply) => {
-      const codes = checkBatchArray(request.body);
-      const refused = notDeliveryCodes(codes);
-      if (refused.length > 0) throw problems.invalidItems(refused);
-      const { acknowledged, notFound } = await acknowledge(deps.db, request.tenantId, codes as string[]);
-      return reply
-        .code(200)
-        .send({ statusCode: 200, message: 'Deliveries acknowledged', acknowledged, notFound });
+      const body = request.body;
+      let acknowledged = 0;
+      const prepare = async () => {
+        let codes: string[];
+        try {
+          codes = codesOf(body);
+        } catch (error) {
+          if (!(error instanceof HttpProblem)) throw error;
+          const answer = problemAnswer(error);
+          return async () => answer;
+        }
+        return async (tx: Queryable | undefined): Promise<Answer> => {
+          const result = await acknowledge(tx ?? deps.db, request.tenantId, codes, tx !== undefined);
+          acknowledged = result.acknowledged;
+          const answer = { statusCode: 200, message: 'Deliveries acknowledged', ...result };
+          return { status: 200, body: JSON.stringify(answer) };
+        };
+      };
+      const bytes = body instanceof RawJson ? body.bytes : undefined;
+      const { answer, replayed } = await answerRequest(request, deps.db, settings, bytes, prepare);
+      // After the commit: the upkeep may VACUUM, which no transaction may hold.
+      if (!replayed && acknowledged > 0) await noteAcknowledged(deps.db, acknowledged);
+      return sendAnswer(reply, answer, replayed);
     },
   );
 }

@@ -1,4 +1,4 @@
-import { type Database, withRetry } from '../db/database.js';
+import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { TextField } from '../fields/field.js';
 import { deliveries } from '../resources/deliveries.js';
 import { acknowledgeDeliveries } from '../sql/acknowledge.js';
@@ -39,16 +39,26 @@ export interface Acknowledgement {
   notFound: string[];
 }
 
-/** Acknowledges the tenant's deliveries of these codes (each a valid code: notDeliveryCodes found none). */
+/**
+ * Acknowledges the tenant's deliveries of these codes (each a valid code: notDeliveryCodes found
+ * none), on its own (one statement, retried on deadlock) or inside a keyed request's transaction
+ * (whose retry covers it). Tell the upkeep afterwards (noteAcknowledged).
+ */
 export async function acknowledge(
-  db: Database,
+  db: Queryable,
   tenantId: number,
   codes: readonly string[],
+  inTransaction = false,
 ): Promise<Acknowledgement> {
   const distinct = [...new Set(codes)];
-  const notFound = await withRetry(() => acknowledgeDeliveries(db, tenantId, distinct));
-  const acknowledged = distinct.length - notFound.length;
+  const write = () => acknowledgeDeliveries(db, tenantId, distinct);
+  // A failed statement ends its transaction: only one on its own may be tried again here.
+  const notFound = await (inTransaction ? write() : withRetry(write));
+  return { acknowledged: distinct.length - notFound.length, notFound };
+}
+
+/** Tells the upkeep about an acknowledgement, once it committed. */
+export async function noteAcknowledged(db: Database, acknowledged: number): Promise<void> {
   // An upper bound (codes acknowledged before count too): enough for the upkeep's threshold.
   await db.wrote('deliveries', acknowledged);
-  return { acknowledged, notFound };
 }

@@ -106,6 +106,22 @@ export const problems = {
       ],
       { 'retry-after': String(retryAfter) },
     ),
+  // Retry-safe writes (extensions.md 8, 9).
+  /** The Idempotency-Key header is not 1 to 255 visible ASCII characters. */
+  invalidIdempotencyKey: () =>
+    new HttpProblem(400, [
+      { field: 'Idempotency-Key', message: 'Header must be 1 to 255 visible ASCII characters' },
+    ]),
+  /** The key was kept for another endpoint or body. */
+  idempotencyKeyReused: () =>
+    new HttpProblem(422, [{ message: 'Idempotency-Key was used with a different request' }]),
+  /** A request with the key is still running (here or on another instance). */
+  idempotencyInProgress: (retryAfter: number) =>
+    new HttpProblem(409, [{ message: 'A request with this Idempotency-Key is in progress' }], {
+      'retry-after': String(retryAfter),
+    }),
+  /** A batch query parameter (outcomes, dry_run, on_invalid) with a value it does not take. */
+  invalidBatchParameter: (field: string, message: string) => new HttpProblem(400, [{ field, message }]),
   /** 500 with one of the spec's four prefixes; detail is safe to show (no SQL, no stack). */
   server: (message: string) => new HttpProblem(500, [{ message }]),
 

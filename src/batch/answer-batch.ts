@@ -1,0 +1,230 @@
+import { type Database, type Queryable, withRetry } from '../db/database.js';
+import type { BatchOptions } from './batch-options.js';
+import { type CheckedBatch, invalidCount } from './checked-batch.js';
+import { itemOutcomesText } from './item-outcomes.js';
+import type { BatchResource } from './resource.js';
+import {
+  type ItemError,
+  markUnknownReferences,
+  referencedKeys,
+  type ValidatedBatch,
+} from './validate-items.js';
+import type { BatchCounts, PreparedWrite } from './write-batch.js';
+import { buildWriteSql, missingReferencesSql, type WriteSqlOptions } from './write-sql.js';
+
+/**
+ * Where a batch writes: through its own statement or transaction on db, or inside the transaction of
+ * a keyed request (tx), which also keeps its answer (src/idempotency/answer-once.ts).
+ */
+export interface WriteTarget {
+  db: Database;
+  tx?: Queryable | undefined;
+}
+
+/** What a batch came to: refused with its problems (400), or counted (and written unless a dry run). */
+export type BatchResult =
+  | { kind: 'invalid'; errors: ItemError[] }
+  | {
+      kind: 'done';
+      counts: BatchCounts;
+      /** on_invalid=skip: the items left out and their problems, in the 400's shape. */
+      rejected?: { count: number; errors: ItemError[] } | undefined;
+      /** outcomes=true: the items array as JSON text. */
+      itemsText?: string | undefined;
+      /** What was written (the upkeep's counts); absent for a dry run. */
+      written?: { prepared: PreparedWrite } | undefined;
+    };
+
+/** foreign_key_violation: only the reference can fail (the tenant exists, items follow their parent). */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+const statements = new Map<string, string>();
+
+function writeStatement(resource: BatchResource, options: WriteSqlOptions): string {
+  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.knownReferencesOnly ? 1 : 0}`;
+  let sql = statements.get(name);
+  if (!sql) {
+    sql = buildWriteSql(resource, options);
+    statements.set(name, sql);
+  }
+  return sql;
+}
+
+async function missingKeys(q: Queryable, tenantId: number, resource: BatchResource, keys: string[]) {
+  if (keys.length === 0 || !resource.reference) return new Set<string>();
+  const rows = await q.query<{ code: string }>(missingReferencesSql(resource.reference), [tenantId, keys]);
+  return new Set(rows.map((row) => row.code));
+}
+
+/** The 400 of an invalid batch: its problems and, in the same list, the unknown references it names. */
+async function refuse(
+  q: Queryable,
+  tenantId: number,
+  resource: BatchResource,
+  batch: ValidatedBatch,
+): Promise<BatchResult> {
+  markUnknownReferences(
+    resource,
+    batch,
+    await missingKeys(q, tenantId, resource, referencedKeys(resource, batch)),
+  );
+  return { kind: 'invalid', errors: batch.errors };
+}
+
+/** Thrown to roll back a dry run's transaction, carrying what its statements answered. */
+class DryRunDone {
+  constructor(readonly result: Written) {}
+}
+
+interface Written {
+  created: number;
+  /** Positions (among the distinct rows) of the rows inserted; filled for outcomes only. */
+  inserted: number[];
+}
+
+const SAVEPOINT = 'SAVEPOINT batch_write';
+const ROLLBACK_TO = 'ROLLBACK TO SAVEPOINT batch_write';
+
+/**
+ * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on the
+ * reference runs under a savepoint: the dry run is undone, the failure leaves the transaction usable
+ * for the 400 that is kept. On its own: one statement (atomic, retried on deadlock), several in one
+ * transaction (PGlite's chunks), a dry run in a transaction that is rolled back.
+ */
+async function execute(
+  target: WriteTarget,
+  run: (q: Queryable) => Promise<Written>,
+  dryRun: boolean,
+  mayFail: boolean,
+  statementCount: number,
+): Promise<Written> {
+  const { db, tx } = target;
+  if (tx) {
+    if (!dryRun && !mayFail) return run(tx);
+    await tx.query(SAVEPOINT);
+    let written: Written;
+    try {
+      written = await run(tx);
+    } catch (error) {
+      await tx.query(ROLLBACK_TO).catch(() => {});
+      throw error;
+    }
+    await tx.query(dryRun ? ROLLBACK_TO : 'RELEASE SAVEPOINT batch_write');
+    return written;
+  }
+  if (dryRun) {
+    try {
+      await db.transaction(async (t) => {
+        throw new DryRunDone(await run(t));
+      });
+    } catch (error) {
+      if (error instanceof DryRunDone) return error.result;
+      throw error;
+    }
+  }
+  if (statementCount > 1) return db.transaction(run);
+  return withRetry(() => run(db));
+}
+
+/**
+ * The batch pipeline after the check: an invalid batch is refused (with its unknown references), a
+ * valid one written with one statement (or the valid items of a skipped one), and counted. Unknown
+ * references are found by the foreign key, so a valid batch costs no extra round trip; only a batch
+ * that fails on it, or has invalid items, pays the query that names them. on_invalid=skip with a
+ * reference pays it first: those items are rejected, and the statement leaves them out.
+ */
+export async function answerChecked(
+  target: WriteTarget,
+  tenantId: number,
+  resource: BatchResource,
+  checked: CheckedBatch,
+  options: BatchOptions,
+): Promise<BatchResult> {
+  const q = target.tx ?? target.db;
+  const prepared = checked.write;
+  if (!prepared) return refuse(q, tenantId, resource, { rows: checked.rows(), errors: checked.errors });
+  const skip = checked.invalid !== undefined;
+  let rejectedItems = skip ? invalidCount(checked) : 0;
+  let rejectedErrors = checked.errors;
+  // Per item: 1 when its reference is unknown (on_invalid=skip only).
+  let unknown: Uint8Array | undefined;
+  if (skip && resource.reference) {
+    const rows = checked.rows();
+    const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
+    const missing = await missingKeys(q, tenantId, resource, referencedKeys(resource, valid));
+    if (missing.size > 0) {
+      const at = resource.reference.position;
+      unknown = new Uint8Array(rows.length);
+      valid.rows.forEach((row, index) => {
+        if (row && missing.has(row[at] as string)) unknown![index] = 1;
+      });
+      const count = unknown.reduce((sum, flag) => sum + flag, 0);
+      // Every element invalid: the usual 400, as without on_invalid.
+      if (rejectedItems + count === checked.items) {
+        return refuse(q, tenantId, resource, { rows, errors: checked.errors });
+      }
+      const marked: ValidatedBatch = { rows: valid.rows, errors: [...checked.errors] };
+      markUnknownReferences(resource, marked, missing);
+      rejectedErrors = marked.errors;
+      rejectedItems += count;
+    }
+  }
+
+  const sql = writeStatement(resource, {
+    outcomes: options.outcomes,
+    knownReferencesOnly: unknown !== undefined,
+  });
+  const { chunks, chunkRows } = prepared;
+  const run = async (on: Queryable): Promise<Written> => {
+    let created = 0;
+    const inserted: number[] = [];
+    for (let c = 0; c < chunks.length; c++) {
+      const [row] = await on.query<{ created: number; inserted?: number[] | null }>(sql, [
+        tenantId,
+        ...chunks[c]!,
+      ]);
+      created += row?.created ?? 0;
+      for (const n of row?.inserted ?? []) inserted.push(c * chunkRows + n - 1);
+    }
+    return { created, inserted };
+  };
+  let written: Written;
+  try {
+    const mayFail = resource.reference !== undefined && unknown === undefined;
+    written = await execute(target, run, options.dryRun, mayFail, chunks.length);
+  } catch (error) {
+    if (resource.reference === undefined || (error as { code?: unknown }).code !== FOREIGN_KEY_VIOLATION) {
+      throw error;
+    }
+    const refused = await refuse(q, tenantId, resource, {
+      rows: checked.rows(),
+      errors: [...checked.errors],
+    });
+    if (refused.kind === 'invalid' && refused.errors.length === 0) throw error;
+    return refused;
+  }
+
+  // Items and distinct rows whose reference is unknown were left out of the statement.
+  let leftOutItems = 0;
+  let leftOutRows = 0;
+  if (unknown) {
+    for (let d = 0; d < prepared.distinct; d++) leftOutRows += unknown[prepared.rowItems?.[d] ?? d]!;
+    leftOutItems = rejectedItems - invalidCount(checked);
+  }
+  const items = prepared.items - leftOutItems;
+  const distinct = prepared.distinct - leftOutRows;
+  const { created } = written;
+  const counts: BatchCounts =
+    resource.onExisting === 'ignore'
+      ? { created, updated: 0, ignored: items - created }
+      : { created, updated: distinct - created, ignored: items - distinct };
+  return {
+    kind: 'done',
+    counts,
+    rejected: skip ? { count: rejectedItems, errors: rejectedErrors } : undefined,
+    itemsText: options.outcomes
+      ? itemOutcomesText(checked, prepared, written.inserted, resource.onExisting === 'update', unknown)
+      : undefined,
+    written: options.dryRun ? undefined : { prepared },
+  };
+}

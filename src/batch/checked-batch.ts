@@ -1,0 +1,89 @@
+import type { FieldValue } from '../fields/field.js';
+import type { BatchResource } from './resource.js';
+import type { ItemError, ValidatedBatch } from './validate-items.js';
+import { type PreparedWrite, prepareWrite } from './write-batch.js';
+
+/**
+ * A batch checked, wherever that was (inline, or in a worker thread for a large body): its problems,
+ * and what its write and its answer need. Never the parsed items: a worker sends back only this.
+ */
+export interface CheckedBatch {
+  /** The array's length. */
+  items: number;
+  /** Sorted by index, capped (src/http/error-limits.ts); empty for a valid batch. */
+  errors: ItemError[];
+  /** With on_invalid=skip: 1 for each invalid item (every item looked at). */
+  invalid?: Uint8Array | undefined;
+  /**
+   * The rows as far as the missing-references query reads them (the referring key at
+   * reference.position; undefined for an item without a valid row). A function: a worker's batch
+   * builds them only when the query runs.
+   */
+  rows: () => ValidatedBatch['rows'];
+  /** With outcomes=true: per valid item, its key fields as sent, as JSON text. */
+  keyTexts?: (string | undefined)[] | undefined;
+  /** What writing the valid items needs: absent when nothing is to be written. */
+  write?: PreparedWrite | undefined;
+}
+
+/** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
+export function invalidCount(checked: CheckedBatch): number {
+  if (!checked.invalid) return checked.errors.length;
+  let count = 0;
+  for (const flag of checked.invalid) count += flag;
+  return count;
+}
+
+/**
+ * An item's key fields as the client sent them, as JSON text (outcomes=true): the values the item
+ * held, not their normalised forms ("1.50" stays "1.50"). A number kept losslessly keeps its digits.
+ */
+export function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
+  const parts = resource.key.map((name) => {
+    const value = item[name];
+    const text =
+      typeof value === 'object' && value !== null && 'isLosslessNumber' in value
+        ? String((value as unknown as { value: string }).value)
+        : JSON.stringify(value);
+    return `${JSON.stringify(name)}:${text}`;
+  });
+  return `{${parts.join(',')}}`;
+}
+
+/**
+ * What a checked batch writes: every row when all items are valid; with on_invalid=skip, the valid
+ * items' rows, told which items they are. Nothing when an item is invalid and none may be skipped.
+ */
+export function writeOf(
+  resource: BatchResource,
+  batch: ValidatedBatch,
+  statementRows: number,
+): CheckedBatch['write'] {
+  const { rows, invalid } = batch;
+  if (!invalid) {
+    if (batch.errors.length > 0) return undefined;
+    return prepareWrite(resource, rows as FieldValue[][], statementRows);
+  }
+  const valid: FieldValue[][] = [];
+  const indices: number[] = [];
+  for (let at = 0; at < rows.length; at++) {
+    if (invalid[at]) continue;
+    valid.push(rows[at]!);
+    indices.push(at);
+  }
+  if (valid.length === 0) return undefined;
+  return prepareWrite(resource, valid, statementRows, indices, rows.length);
+}
+
+/** Per valid item, its key as sent (outcomes=true). */
+export function keyTextsOf(
+  resource: BatchResource,
+  items: readonly unknown[],
+  batch: ValidatedBatch,
+): (string | undefined)[] {
+  return items.map((item, at) =>
+    batch.rows[at] === undefined || batch.invalid?.[at] || (!batch.invalid && batch.errors.length > 0)
+      ? undefined
+      : sentKeyText(resource, item as Record<string, unknown>),
+  );
+}
