@@ -5,6 +5,12 @@ import { problems } from '../http/problems.js';
 import { deliveries } from '../resources/deliveries.js';
 import { arrayRuleExamples } from './batch-paths.js';
 import { bodyTooLargeResponse } from './errors.js';
+import {
+  idempotencyKeyHeader,
+  idempotencyResponses,
+  invalidKeyExample,
+  replayedHeader,
+} from './idempotency.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { responseRef, schemaRef } from './json-schema.js';
 import { apiSecurity } from './security.js';
@@ -44,6 +50,7 @@ export function acknowledgePath(): Record<string, OpenApiObject> {
           'batch endpoints.',
         security: apiSecurity,
         'x-body-limit': ACKNOWLEDGE_BODY_LIMIT,
+        parameters: [idempotencyKeyHeader],
         requestBody: {
           required: true,
           content: {
@@ -66,6 +73,7 @@ export function acknowledgePath(): Record<string, OpenApiObject> {
         responses: {
           '200': {
             description: 'Acknowledged.',
+            headers: replayedHeader,
             content: {
               'application/json': {
                 schema: schemaRef('AcknowledgeResult'),
@@ -82,7 +90,7 @@ export function acknowledgePath(): Record<string, OpenApiObject> {
             description: 'Invalid JSON, an array rule broken, or elements that are not delivery codes.',
             content: {
               'application/json': {
-                schema: schemaRef('BatchErrors'),
+                schema: { oneOf: [schemaRef('BatchErrors'), schemaRef('ParameterErrors')] },
                 examples: {
                   notACode: {
                     summary: 'An element that is not a delivery code',
@@ -91,10 +99,12 @@ export function acknowledgePath(): Record<string, OpenApiObject> {
                       .body(),
                   },
                   ...arrayRuleExamples(),
+                  ...invalidKeyExample,
                 },
               },
             },
           },
+          ...idempotencyResponses,
           '401': responseRef('Unauthorized'),
           '429': responseRef('TooManyRequests'),
           '413': bodyTooLargeResponse(ACKNOWLEDGE_BODY_LIMIT),

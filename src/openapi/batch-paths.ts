@@ -4,6 +4,14 @@ import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/fie
 import { problems } from '../http/problems.js';
 import { bodyTooLargeResponse, problemExamples } from './errors.js';
 import { exampleObject, objectSchema, type SchemaContext } from './field-schemas.js';
+import {
+  batchOptionalFields,
+  batchQueryParameters,
+  idempotencyKeyHeader,
+  idempotencyResponses,
+  invalidKeyExample,
+  replayedHeader,
+} from './idempotency.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { pascalCase, responseRef, schemaRef, singular } from './json-schema.js';
 import { apiSecurity } from './security.js';
@@ -42,7 +50,7 @@ export const batchCreatedSchema: JsonSchema = {
   description:
     'The batch was written. created: new keys; updated: keys that existed (upsert ' +
     'endpoints); ignored: existing keys of insert-if-absent endpoints and earlier repeats of a key within ' +
-    'the batch.',
+    'the batch. rejected and errors with on_invalid=skip, items with outcomes=true.',
   required: ['statusCode', 'message', 'created', 'updated', 'ignored'],
   properties: {
     statusCode: { const: 201 },
@@ -50,6 +58,7 @@ export const batchCreatedSchema: JsonSchema = {
     created: { type: 'integer', minimum: 0 },
     updated: { type: 'integer', minimum: 0 },
     ignored: { type: 'integer', minimum: 0 },
+    ...batchOptionalFields,
   },
 };
 
@@ -137,8 +146,39 @@ function description(resource: BatchResource): string {
     `${resource.bodyLimit} bytes (x-body-limit). Every item is checked before anything is written: one ` +
     'invalid item refuses the whole batch (400, with every problem of every item). A field missing, null or ' +
     'of only white space counts as absent. Text is case-sensitive; lengths count characters (code points).\n\n' +
-    `${existing}${product}\n\nSuccess: 201 "${resource.message}" with the counts.`
+    `${existing}${product}\n\nSuccess: 201 "${resource.message}" with the counts.\n\n` +
+    "outcomes=true lists each item's outcome; dry_run=true validates and counts without writing (200); " +
+    'on_invalid=skip writes the valid items and reports the others. An Idempotency-Key makes the request ' +
+    'safe to send again.'
   );
+}
+
+/** The 201 plain, with outcomes=true, and with on_invalid=skip. */
+function createdExamples(resource: BatchResource, created: Record<string, unknown>): OpenApiObject {
+  const key = exampleObject(resource.fields, { requiredOnly: true });
+  const keyOf = (item: Record<string, unknown>) =>
+    Object.fromEntries(resource.key.map((name) => [name, item[name]]));
+  const items = [
+    { index: 0, key: keyOf(key), outcome: 'created' },
+    { index: 1, key: keyOf(key), outcome: 'ignored', duplicateOf: 0 },
+  ];
+  if (resource.onExisting === 'update') {
+    items[0]!.outcome = 'ignored';
+    items[0]!.duplicateOf = 1;
+    items[1] = { index: 1, key: keyOf(key), outcome: 'created' };
+  }
+  const rejected = validateItems(resource, [{}]).errors.map((error) => ({ ...error, index: 1 }));
+  return {
+    counts: { summary: 'The counts', value: created },
+    outcomes: {
+      summary: 'outcomes=true: a key sent twice',
+      value: { ...created, created: 1, updated: 0, ignored: 1, items },
+    },
+    skipped: {
+      summary: 'on_invalid=skip: one item left out',
+      value: { ...created, created: 1, updated: 0, ignored: 0, rejected: 1, errors: rejected },
+    },
+  };
 }
 
 function operation(resource: BatchResource): OpenApiObject {
@@ -156,6 +196,7 @@ function operation(resource: BatchResource): OpenApiObject {
     description: description(resource),
     security: apiSecurity,
     'x-body-limit': resource.bodyLimit,
+    parameters: [idempotencyKeyHeader, ...batchQueryParameters],
     requestBody: {
       required: true,
       content: {
@@ -180,8 +221,19 @@ function operation(resource: BatchResource): OpenApiObject {
       },
     },
     responses: {
+      '200': {
+        description: 'dry_run=true: the batch is valid; nothing was written.',
+        headers: replayedHeader,
+        content: {
+          'application/json': {
+            schema: schemaRef('BatchValidated'),
+            example: { ...created, statusCode: 200, message: 'Validation passed' },
+          },
+        },
+      },
       '201': {
         description: `Written: "${resource.message}" with the counts.`,
+        headers: replayedHeader,
         content: {
           'application/json': {
             schema: {
@@ -189,19 +241,33 @@ function operation(resource: BatchResource): OpenApiObject {
               allOf: [schemaRef('BatchCreated')],
               properties: { message: { const: resource.message } },
             },
-            example: created,
+            examples: createdExamples(resource, created),
           },
         },
       },
       '400': {
-        description: 'Invalid JSON, an array rule broken, or invalid items. Nothing was written.',
+        description:
+          'Invalid JSON, an array rule broken, or invalid items (nothing was written); or a malformed ' +
+          'Idempotency-Key or query parameter (nothing was read).',
+        headers: replayedHeader,
         content: {
           'application/json': {
-            schema: schemaRef('BatchErrors'),
-            examples: { ...invalidItemsExamples(resource), ...arrayRuleExamples() },
+            schema: { oneOf: [schemaRef('BatchErrors'), schemaRef('ParameterErrors')] },
+            examples: {
+              ...invalidItemsExamples(resource),
+              ...arrayRuleExamples(),
+              ...invalidKeyExample,
+              ...problemExamples({
+                invalidParameter: {
+                  summary: 'Unknown value of a batch parameter',
+                  problem: problems.invalidBatchParameter('dry_run', 'Parameter must be one of false, true'),
+                },
+              }),
+            },
           },
         },
       },
+      ...idempotencyResponses,
       '401': responseRef('Unauthorized'),
       '429': responseRef('TooManyRequests'),
       '413': bodyTooLargeResponse(resource.bodyLimit),

@@ -4,6 +4,7 @@ import { batchResources } from '../resources/index.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
 import { changesPath, changesSchemas } from './changes-path.js';
 import { errorResponses, errorSchemas } from './errors.js';
+import { batchValidatedSchema, itemOutcomeSchema } from './idempotency.js';
 import type { OpenApiObject } from './json-schema.js';
 import { operationsPaths } from './operations-paths.js';
 import { readPaths, readSchemas } from './read-paths.js';
@@ -61,6 +62,8 @@ export function buildOpenApiDocument(): OpenApiObject {
         ...changesSchemas(),
         ...batchInputSchemas(batchResources),
         BatchCreated: batchCreatedSchema,
+        BatchValidated: batchValidatedSchema,
+        ItemOutcome: itemOutcomeSchema,
         ...errorSchemas,
         ...tokenSchemas,
       },
