@@ -16,6 +16,7 @@ import {
 import { cleanupAll } from './lib/cleanup.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
 import { type FirstRead, firstReadLines, measureFirstRead } from './lib/first-read.js';
+import { type IdempotencyResult, idempotencyLines, runIdempotencyBench } from './lib/idempotency.js';
 import { summary } from './lib/load.js';
 import { type BatchMemory, batchMemory, idleRss } from './lib/memory.js';
 import { benchMain, describeMachine, envInt, load1 } from './lib/options.js';
@@ -289,6 +290,15 @@ async function main(): Promise<void> {
   );
   const figures: Partial<Record<Backend, WriteFigures>> = {};
   for (const backend of ['postgres', 'pglite'] as const) figures[backend] = await writes(backend);
+  // Retry-safe writes (extensions.md 8, 9): keyed, replayed, outcomes and dry-run batches.
+  const retrySafe: IdempotencyResult[] = [];
+  for (const backend of ['postgres', 'pglite'] as const) {
+    try {
+      retrySafe.push(await runIdempotencyBench(backend, ROUNDS));
+    } finally {
+      await cleanupAll();
+    }
+  }
   const read = await reads();
   const firstReads: FirstRead[] = [];
   for (const backend of ['postgres', 'pglite'] as const) {
@@ -307,6 +317,9 @@ async function main(): Promise<void> {
   if (read.explains.length > 0) console.log(`\n${read.explains.join('\n\n')}`);
   console.log(
     `\n${formatTable(['workload', 'service', 'raw SQL', 'ratio'], [...batchLines(figures), ...readLines(read.results), walkLine(read.walk), ...firstReadLines(firstReads)], 1)}`,
+  );
+  console.log(
+    `\n${formatTable(['retry-safe writes', 'median', 'compared with', 'ratio'], idempotencyLines(retrySafe), 1)}`,
   );
   console.log(
     `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load average (1 min) at start ${loadAtStart}, at end ${load1()}`,

@@ -34,20 +34,35 @@ export function invalidCount(checked: CheckedBatch): number {
   return count;
 }
 
+/** `{"name":` and `,"name":` of each key field: the fixed part of every item's key text. */
+const keyPrefixes = new WeakMap<BatchResource, string[]>();
+
+function prefixesOf(resource: BatchResource): string[] {
+  let prefixes = keyPrefixes.get(resource);
+  if (!prefixes) {
+    prefixes = resource.key.map((name, at) => `${at === 0 ? '{' : ','}${JSON.stringify(name)}:`);
+    keyPrefixes.set(resource, prefixes);
+  }
+  return prefixes;
+}
+
 /**
  * An item's key fields as the client sent them, as JSON text (outcomes=true): the values the item
  * held, not their normalised forms ("1.50" stays "1.50"). A number kept losslessly keeps its digits.
+ * Built by concatenation: 10,000 of them are part of every such answer's time.
  */
 export function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
-  const parts = resource.key.map((name) => {
-    const value = item[name];
-    const text =
-      typeof value === 'object' && value !== null && 'isLosslessNumber' in value
+  const prefixes = prefixesOf(resource);
+  let text = '';
+  for (let at = 0; at < prefixes.length; at++) {
+    const value = item[resource.key[at]!];
+    text +=
+      prefixes[at]! +
+      (typeof value === 'object' && value !== null && 'isLosslessNumber' in value
         ? String((value as unknown as { value: string }).value)
-        : JSON.stringify(value);
-    return `${JSON.stringify(name)}:${text}`;
-  });
-  return `{${parts.join(',')}}`;
+        : JSON.stringify(value));
+  }
+  return `${text}}`;
 }
 
 /**

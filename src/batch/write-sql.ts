@@ -112,7 +112,13 @@ children AS (
     // The key arrays again, numbered: a written key's number is its row's place in the arrays.
     const keyArrays = keyColumns.map((c) => `$${columns.indexOf(c) + 2}::${c.sqlType}[]`).join(', ');
     const keyNames = keyColumns.map((_, at) => `k${at}`);
-    const joined = keyNames.map((name) => `w.${name} = a.${name}`).join(' AND ');
+    // Byte-wise ("C") text comparison: the join sorts both sides, and a locale's rules cost more.
+    const joined = keyColumns
+      .map((c, at) => {
+        const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
+        return `w.${keyNames[at]}${collate} = a.${keyNames[at]}${collate}`;
+      })
+      .join(' AND ');
     insertedPositions = `,
   (SELECT array_agg(a.n::int) FROM written w JOIN unnest(${keyArrays}) WITH ORDINALITY AS a(${keyNames.join(', ')}, n) ON ${joined} WHERE w.inserted) AS inserted`;
   }
