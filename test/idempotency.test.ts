@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
+import { WORKER_BODY_BYTES } from '../src/batch/batch-worker-pool.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
@@ -321,6 +322,26 @@ for (const backend of backends()) {
         )[0]!.n,
         0,
       );
+    });
+
+    test('a large body (parsed in the worker thread) is kept and replayed the same way, dry runs too', async () => {
+      const db = await backend.db();
+      const tenant = await appForNewTenant(db);
+      const body = `${JSON.stringify(products(2))}${' '.repeat(WORKER_BODY_BYTES)}`;
+      const key = randomUUID();
+      const dry = await send(tenant, `${PRODUCTS}?dry_run=true`, body, key);
+      assert.equal(dry.status, 200, dry.text);
+      const dryAgain = await send(tenant, `${PRODUCTS}?dry_run=true`, body, key);
+      assert.equal(dryAgain.text, dry.text);
+      assert.equal(dryAgain.headers['idempotent-replayed'], 'true');
+      assert.equal(await countRows(db, 'products', tenant.tenantId), 0);
+      const other = randomUUID();
+      const first = await send(tenant, `${PRODUCTS}?outcomes=true`, body, other);
+      assert.equal(first.status, 201, first.text);
+      const again = await send(tenant, `${PRODUCTS}?outcomes=true`, body, other);
+      assert.equal(again.text, first.text);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal((await send(tenant, `${PRODUCTS}?outcomes=true`, `${body} `, other)).status, 422);
     });
 
     test('the acknowledgement takes a key too: replayed without acknowledging again', async () => {

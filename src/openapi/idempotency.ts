@@ -115,7 +115,7 @@ export const itemOutcomeSchema: JsonSchema = {
 export const batchOptionalFields: Record<string, JsonSchema> = {
   rejected: {
     type: 'integer',
-    minimum: 1,
+    minimum: 0,
     description: 'on_invalid=skip: the items left out (their problems in errors)',
   },
   errors: {
