@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildWriteSql } from '../src/batch/write-sql.js';
+import { buildWriteSql } from '../src/sql/batch-write.js';
 import { arrayLiteral } from '../src/db/array-literal.js';
 import type { Database } from '../src/db/database.js';
 import { products } from '../src/resources/products.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
-import type { BatchResource } from '../src/batch/resource.js';
+import type { BatchResource } from '../src/resources/batch-resource.js';
 import type { Database } from '../src/db/database.js';
 import { batchResources } from '../src/resources/index.js';
 import { createTenant } from '../src/tenants/tenants.js';

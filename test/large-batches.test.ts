@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadBatch } from '../src/batch/load-batch.js';
-import { buildWriteSql } from '../src/batch/write-sql.js';
+import { buildWriteSql } from '../src/sql/batch-write.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite, PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { after, describe, test } from 'node:test';
 import { scratchPostgresDatabase } from '../kit/scratch-database.js';
-import type { BatchResource } from '../src/batch/resource.js';
+import type { BatchResource } from '../src/resources/batch-resource.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite } from '../src/db/pglite.js';

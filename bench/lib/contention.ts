@@ -1,4 +1,4 @@
-import { buildWriteSql } from '../../src/batch/write-sql.js';
+import { buildWriteSql } from '../../src/sql/batch-write.js';
 import { prices } from '../../src/resources/prices.js';
 import { random } from '../../src/seed/generate.js';
 import type { Sides } from './batch-bench.js';

@@ -1,7 +1,7 @@
-import type { BatchResource } from '../../src/batch/resource.js';
+import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { validateItems } from '../../src/batch/validate-items.js';
 import { deduplicate, statementColumns, writeBatch } from '../../src/batch/write-batch.js';
-import { buildWriteSql } from '../../src/batch/write-sql.js';
+import { buildWriteSql } from '../../src/sql/batch-write.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
 import type { Database } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';

@@ -1,5 +1,5 @@
 import { problems } from '../http/problems.js';
-import { MAX_BATCH_ITEMS } from './resource.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 
 /** Which array rule a batch body breaks; a name a worker thread can send back (src/batch/batch-worker.ts). */
 export type ArrayProblem = 'invalidJson' | 'notAnArray' | 'emptyArray' | 'tooManyItems';

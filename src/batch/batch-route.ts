@@ -16,6 +16,7 @@ import {
   problemAnswer,
   sendAnswer,
 } from '../idempotency/keyed-reply.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { answerChecked, type BatchResult } from './answer-batch.js';
 import type { BatchAdmission, BatchTicket } from './batch-admission.js';
 import { batchAnswer } from './batch-answer.js';
@@ -25,7 +26,6 @@ import { checkBody, WORKER_BODY_BYTES } from './batch-worker-pool.js';
 import type { CheckedBatch } from './checked-batch.js';
 import { checkItems } from './process-batch.js';
 import { bodyStream, receiveBody } from './receive-body.js';
-import type { BatchResource } from './resource.js';
 import { noteWrites } from './write-batch.js';
 
 export interface BatchRouteDeps {

@@ -1,10 +1,10 @@
 import { Piscina } from 'piscina';
 import { ValidationCrash } from '../http/server-errors.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { arrayProblem } from './batch-array.js';
 import type { BatchOptions } from './batch-options.js';
 import type { BatchTask, BatchTaskResult } from './batch-worker.js';
 import type { CheckedBatch } from './checked-batch.js';
-import type { BatchResource } from './resource.js';
 
 /**
  * Bodies from this size on are parsed and checked in a worker thread. Below it the hop (a task

@@ -6,11 +6,11 @@
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
 import { parseJsonBytes } from '../http/json-body.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
 import { type ArrayProblem, arrayProblemOf } from './batch-array.js';
 import { NO_OPTIONS } from './batch-options.js';
 import { keyTextsOf, writeOf } from './checked-batch.js';
-import type { BatchResource } from './resource.js';
 import { type ItemError, validateItems } from './validate-items.js';
 import type { PreparedWrite } from './write-batch.js';
 

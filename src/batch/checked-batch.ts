@@ -1,5 +1,5 @@
 import type { FieldValue } from '../fields/field.js';
-import type { BatchResource } from './resource.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import type { ItemError, ValidatedBatch } from './validate-items.js';
 import { type PreparedWrite, prepareWrite } from './write-batch.js';
 

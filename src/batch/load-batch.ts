@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { InvalidBatch, processBatch } from './process-batch.js';
-import type { BatchResource } from './resource.js';
 import type { BatchCounts } from './write-batch.js';
 
 /**

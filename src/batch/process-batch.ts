@@ -1,9 +1,9 @@
 import type { Database } from '../db/database.js';
 import { ValidationCrash } from '../http/server-errors.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { answerChecked } from './answer-batch.js';
 import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
 import { type CheckedBatch, keyTextsOf, writeOf } from './checked-batch.js';
-import type { BatchResource } from './resource.js';
 import { validateInSlices } from './validate-in-slices.js';
 import type { ItemError, ValidatedBatch } from './validate-items.js';
 import { type BatchCounts, noteWrites } from './write-batch.js';

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { BatchResource } from './resource.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { type ValidatedBatch, validateItems } from './validate-items.js';
 
 /**

@@ -1,7 +1,7 @@
 import { type Field, type FieldValue, ItemsField } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
 import { echoedName, itemCut, MAX_ERRORS_PER_ANSWER, MAX_ERRORS_PER_ITEM } from '../http/error-limits.js';
-import type { BatchResource } from './resource.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 
 export interface FieldError {
   field: string | null;

@@ -1,4 +1,4 @@
-import { MAX_BATCH_ITEMS } from '../batch/resource.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../deliveries/acknowledge.js';
 import type { TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';

@@ -1,4 +1,4 @@
-import { type BatchResource, MAX_BATCH_ITEMS } from '../batch/resource.js';
+import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { markUnknownReferences, validateItems } from '../batch/validate-items.js';
 import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { MAX_BATCH_ITEMS } from '../batch/resource.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
 import { changesPath, changesSchemas } from './changes-path.js';

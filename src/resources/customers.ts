@@ -1,6 +1,6 @@
-import { batchResource } from '../batch/resource.js';
 import { NOW_UTC } from '../db/sql.js';
 import { choice, dateTime, decimal, flag, integer, text, timeOfDay } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 
 /** Coordinates: 3 integer digits, 7 decimals (about 1 cm). */
 const coordinate = (description: string) => decimal({ precision: 10, scale: 7, description });

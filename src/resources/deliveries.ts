@@ -1,6 +1,6 @@
-import { batchResource } from '../batch/resource.js';
 import { NOW_UTC } from '../db/sql.js';
 import { dateTime, decimal, flag, integer, items, text } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 
 const coordinate = (description: string) => decimal({ precision: 10, scale: 7, description });
 const quantity = (description: string, required = false) =>

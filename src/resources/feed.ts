@@ -1,5 +1,5 @@
-import type { BatchResource } from '../batch/resource.js';
 import { dateTime, type Field } from '../fields/field.js';
+import type { BatchResource } from './batch-resource.js';
 import { batchResources } from './index.js';
 import type { ListResource } from './list-resource.js';
 import { listResources } from './lists.js';

@@ -1,4 +1,4 @@
-import type { BatchResource } from '../batch/resource.js';
+import type { BatchResource } from './batch-resource.js';
 import { customers } from './customers.js';
 import { deliveries } from './deliveries.js';
 import { factors } from './factors.js';

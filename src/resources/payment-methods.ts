@@ -1,5 +1,5 @@
-import { batchResource } from '../batch/resource.js';
 import { text } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 
 /** backoffice-api.md 4.5. Invoices, quotes and returns paid this way start APROBADO (section 2.4). */
 export const paymentMethods = batchResource({

@@ -1,6 +1,6 @@
-import { batchResource } from '../batch/resource.js';
 import { decimal, flag, type Reference, text } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
+import { batchResource } from './batch-resource.js';
 
 /** The product master that stocks, factors and prices refer to (extensions.md section 3). */
 export const products = batchResource({

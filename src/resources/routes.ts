@@ -1,5 +1,5 @@
-import { batchResource } from '../batch/resource.js';
 import { decimal, integer, text } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 
 /** backoffice-api.md 4.7. */
 export const routes = batchResource({

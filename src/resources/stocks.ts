@@ -1,5 +1,5 @@
-import { batchResource } from '../batch/resource.js';
 import { decimal, text } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 import { productReference } from './products.js';
 
 /** backoffice-api.md 4.4. */

@@ -1,5 +1,5 @@
-import { batchResource } from '../batch/resource.js';
 import { text } from '../fields/field.js';
+import { batchResource } from './batch-resource.js';
 
 /** backoffice-api.md 4.8. New users (sellers) start active (VENDEDOR_ESTADO = Y). */
 export const users = batchResource({

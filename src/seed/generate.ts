@@ -1,4 +1,4 @@
-import type { BatchResource } from '../batch/resource.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { dateTimeText } from '../fields/date-time.js';
 import type { Field, ItemsField } from '../fields/field.js';
 import { int, pad, pick, type Random } from '../fields/random.js';

@@ -1,5 +1,5 @@
 import { loadBatch } from '../batch/load-batch.js';
-import { MAX_BATCH_ITEMS } from '../batch/resource.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import type { Database } from '../db/database.js';
 import { customers } from '../resources/customers.js';
 import { deliveries, MAX_DELIVERY_ITEMS } from '../resources/deliveries.js';
