@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { BatchResource } from '../src/resources/batch-resource.js';
 import type { ChoiceField, DecimalField, TextField } from '../src/fields/field.js';
+import type { BatchResource } from '../src/resources/batch-resource.js';
 import { batchResources } from '../src/resources/index.js';
 import { appForNewTenant, seedProducts } from './helpers/app.js';
 import { backends } from './helpers/backends.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildWriteSql } from '../src/sql/batch-write.js';
 import { arrayLiteral } from '../src/db/array-literal.js';
 import type { Database } from '../src/db/database.js';
 import { products } from '../src/resources/products.js';
+import { buildWriteSql } from '../src/sql/batch-write.js';
 import { appForNewTenant, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 import { feedCaughtUp } from './helpers/feed.js';

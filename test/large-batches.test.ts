@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadBatch } from '../src/batch/load-batch.js';
-import { buildWriteSql } from '../src/sql/batch-write.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite, PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { fieldMessages } from '../src/fields/messages.js';
 import { products } from '../src/resources/products.js';
 import { stocks } from '../src/resources/stocks.js';
+import { buildWriteSql } from '../src/sql/batch-write.js';
 import { appForNewTenant, seedProducts } from './helpers/app.js';
 import { backends, ensureTenant } from './helpers/backends.js';
 import { countRows } from './helpers/batch-json.js';

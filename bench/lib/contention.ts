@@ -1,6 +1,6 @@
-import { buildWriteSql } from '../../src/sql/batch-write.js';
 import { prices } from '../../src/resources/prices.js';
 import { random } from '../../src/seed/generate.js';
+import { buildWriteSql } from '../../src/sql/batch-write.js';
 import type { Sides } from './batch-bench.js';
 import { type RawClient, rawPostgres, rawPostgresPool } from './databases.js';
 import { Client } from './load.js';

@@ -1,7 +1,7 @@
-import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../deliveries/acknowledge.js';
 import type { TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { deliveries } from '../resources/deliveries.js';
 import { arrayRuleExamples } from './batch-paths.js';
 import { bodyTooLargeResponse } from './errors.js';

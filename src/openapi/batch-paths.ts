@@ -1,7 +1,7 @@
-import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { markUnknownReferences, validateItems } from '../batch/validate-items.js';
 import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
+import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { bodyTooLargeResponse, problemExamples } from './errors.js';
 import { exampleObject, objectSchema, type SchemaContext } from './field-schemas.js';
 import {

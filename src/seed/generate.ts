@@ -1,7 +1,7 @@
-import type { BatchResource } from '../resources/batch-resource.js';
 import { dateTimeText } from '../fields/date-time.js';
 import type { Field, ItemsField } from '../fields/field.js';
 import { int, pad, pick, type Random } from '../fields/random.js';
+import type { BatchResource } from '../resources/batch-resource.js';
 import { customers } from '../resources/customers.js';
 import { deliveries } from '../resources/deliveries.js';
 

@@ -1,6 +1,6 @@
 import { loadBatch } from '../batch/load-batch.js';
-import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import type { Database } from '../db/database.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { customers } from '../resources/customers.js';
 import { deliveries, MAX_DELIVERY_ITEMS } from '../resources/deliveries.js';
 import { generateCustomers, generateDeliveries } from './generate.js';

@@ -1,5 +1,5 @@
-import type { BatchResource } from '../../src/resources/batch-resource.js';
 import type { DecimalField, Field, TextField } from '../../src/fields/field.js';
+import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { batchResources } from '../../src/resources/index.js';
 import { listResources } from '../../src/resources/lists.js';
 
