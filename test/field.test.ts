@@ -18,7 +18,7 @@ import { fieldMessages } from '../src/fields/messages.js';
 import { products } from '../src/resources/products.js';
 import { stocks } from '../src/resources/stocks.js';
 import { random } from '../src/seed/generate.js';
-import { MISSING_PRODUCTS_SQL, missingReferencesSql } from '../src/sql/batch-write.js';
+import { missingReferences } from '../src/sql/batch-write.js';
 import { selectList } from '../src/sql/select-list.js';
 
 /*
@@ -220,9 +220,19 @@ describe('references to another resource', () => {
     assert.equal(products.reference, undefined);
   });
 
-  test('the missing-keys query of a reference is the products one for products', () => {
-    assert.equal(missingReferencesSql(stocks.reference!), MISSING_PRODUCTS_SQL);
-    assert.match(MISSING_PRODUCTS_SQL, /FROM "products" p WHERE p\.tenant_id = \$1 AND p\."code" = c\.code/);
+  test('the missing-keys query of a reference asks its table and key column', async () => {
+    const asked: unknown[][] = [];
+    const q = {
+      async query<Row>(text: string, params?: readonly unknown[]) {
+        asked.push([text, ...(params ?? [])]);
+        return [{ code: 'P9' }] as Row[];
+      },
+      async exec() {},
+    };
+    const missing = await missingReferences(q, stocks.reference!, 7, ['P1', 'P9']);
+    assert.deepEqual([...missing], ['P9']);
+    assert.match(String(asked[0]![0]), /FROM "products" p WHERE p\.tenant_id = \$1 AND p\."code" = c\.code/);
+    assert.deepEqual(asked[0]!.slice(1), [7, ['P1', 'P9']]);
   });
 
   test('unknown keys are named on their items, distinct keys asked once', () => {

@@ -1,6 +1,12 @@
 import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { buildWriteSql, missingReferencesSql, type WriteSqlOptions } from '../sql/batch-write.js';
+import {
+  batchSavepoint,
+  buildWriteSql,
+  missingReferences,
+  runBatchWrite,
+  type WriteSqlOptions,
+} from '../sql/batch-write.js';
 import type { BatchOptions } from './batch-options.js';
 import { type CheckedBatch, invalidCount } from './checked-batch.js';
 import { itemOutcomesText } from './item-outcomes.js';
@@ -52,8 +58,7 @@ function writeStatement(resource: BatchResource, options: WriteSqlOptions): stri
 
 async function missingKeys(q: Queryable, tenantId: number, resource: BatchResource, keys: string[]) {
   if (keys.length === 0 || !resource.reference) return new Set<string>();
-  const rows = await q.query<{ code: string }>(missingReferencesSql(resource.reference), [tenantId, keys]);
-  return new Set(rows.map((row) => row.code));
+  return missingReferences(q, resource.reference, tenantId, keys);
 }
 
 /** The 400 of an invalid batch: its problems and, in the same list, the unknown references it names. */
@@ -82,9 +87,6 @@ interface Written {
   inserted: number[];
 }
 
-const SAVEPOINT = 'SAVEPOINT batch_write';
-const ROLLBACK_TO = 'ROLLBACK TO SAVEPOINT batch_write';
-
 /**
  * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on the
  * reference runs under a savepoint: the dry run is undone, the failure leaves the transaction usable
@@ -101,15 +103,15 @@ async function execute(
   const { db, tx } = target;
   if (tx) {
     if (!dryRun && !mayFail) return run(tx);
-    await tx.query(SAVEPOINT);
+    await batchSavepoint.begin(tx);
     let written: Written;
     try {
       written = await run(tx);
     } catch (error) {
-      await tx.query(ROLLBACK_TO).catch(() => {});
+      await batchSavepoint.undo(tx).catch(() => {});
       throw error;
     }
-    await tx.query(dryRun ? ROLLBACK_TO : 'RELEASE SAVEPOINT batch_write');
+    await (dryRun ? batchSavepoint.undo(tx) : batchSavepoint.keep(tx));
     return written;
   }
   if (dryRun) {
@@ -179,12 +181,9 @@ export async function answerChecked(
     let created = 0;
     const inserted: number[] = [];
     for (let c = 0; c < chunks.length; c++) {
-      const [row] = await on.query<{ created: number; inserted?: number[] | null }>(sql, [
-        tenantId,
-        ...chunks[c]!,
-      ]);
-      created += row?.created ?? 0;
-      for (const n of row?.inserted ?? []) inserted.push(c * chunkRows + n - 1);
+      const row = await runBatchWrite(on, sql, tenantId, chunks[c]!);
+      created += row.created;
+      for (const n of row.inserted ?? []) inserted.push(c * chunkRows + n - 1);
     }
     return { created, inserted };
   };

@@ -2,7 +2,7 @@ import { arrayLiteral } from '../db/array-literal.js';
 import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { buildWriteSql, childColumns } from '../sql/batch-write.js';
+import { buildWriteSql, childColumns, runBatchWrite } from '../sql/batch-write.js';
 
 export interface BatchCounts {
   created: number;
@@ -213,8 +213,7 @@ export async function writePrepared(
     statements.set(resource, sql);
   }
   const write = async (target: Queryable, columns: readonly string[]) => {
-    const [result] = await target.query<{ created: number }>(sql, [tenantId, ...columns]);
-    return result?.created ?? 0;
+    return (await runBatchWrite(target, sql, tenantId, columns)).created;
   };
   let created: number;
   const { chunks, items, distinct } = prepared;

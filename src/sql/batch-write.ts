@@ -1,3 +1,4 @@
+import type { Queryable } from '../db/database.js';
 import { ident, NOW_UTC } from '../db/sql.js';
 import type { ItemsField, SqlType } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
@@ -155,11 +156,54 @@ function buildChildrenInsert(resource: BatchResource, firstParam: number): strin
  * Which of the given keys ($2) the tenant's rows of the referred resource lack: one query per batch,
  * for the 400 that names them (the foreign key only says that some are missing).
  */
-export function missingReferencesSql(reference: { readonly table: string; readonly column: string }): string {
+function missingReferencesSql(reference: { readonly table: string; readonly column: string }): string {
   return `SELECT c.code
 FROM unnest($2::text[]) AS c(code)
 WHERE NOT EXISTS (SELECT 1 FROM ${ident(reference.table)} p WHERE p.tenant_id = $1 AND p.${ident(reference.column)} = c.code)`;
 }
 
-/** Which of the given product codes the tenant's product master lacks (process-batch.ts's name for it). */
-export const MISSING_PRODUCTS_SQL = missingReferencesSql({ table: 'products', column: 'code' });
+const missingStatements = new Map<string, string>();
+
+/** The keys among `keys` that name no row of the tenant's referred resource. */
+export async function missingReferences(
+  q: Queryable,
+  reference: { readonly table: string; readonly column: string },
+  tenantId: number,
+  keys: readonly string[],
+): Promise<Set<string>> {
+  const name = `${reference.table}.${reference.column}`;
+  let sql = missingStatements.get(name);
+  if (!sql) {
+    sql = missingReferencesSql(reference);
+    missingStatements.set(name, sql);
+  }
+  const rows = await q.query<{ code: string }>(sql, [tenantId, keys]);
+  return new Set(rows.map((row) => row.code));
+}
+
+/** What one write statement answers: rows created and, with outcomes, which were inserted (1-based). */
+export interface ChunkWritten {
+  created: number;
+  inserted: number[] | null;
+}
+
+/** Runs a write statement of buildWriteSql on one chunk's column literals. */
+export async function runBatchWrite(
+  q: Queryable,
+  sql: string,
+  tenantId: number,
+  columns: readonly string[],
+): Promise<ChunkWritten> {
+  const [row] = await q.query<{ created: number; inserted?: number[] | null }>(sql, [tenantId, ...columns]);
+  return { created: row?.created ?? 0, inserted: row?.inserted ?? null };
+}
+
+/**
+ * A savepoint around a batch's write inside a longer transaction (a keyed request's): undone for a
+ * dry run or a failure, so the transaction stays usable for the answer it keeps.
+ */
+export const batchSavepoint = {
+  begin: (tx: Queryable) => tx.query('SAVEPOINT batch_write'),
+  undo: (tx: Queryable) => tx.query('ROLLBACK TO SAVEPOINT batch_write'),
+  keep: (tx: Queryable) => tx.query('RELEASE SAVEPOINT batch_write'),
+};
