@@ -241,6 +241,12 @@ for (const backend of backends()) {
       );
       await bad(`resource=products&after=${cursorOf({ r: 'products', x: '5', k: ['P1', 'x'] })}`, 'after');
       await bad(`resource=products&after=${cursorOf({ r: 'products', x: '5', k: ['P\u0000'] })}`, 'after');
+      // A lone surrogate would compare as U+FFFD; a field this service never writes: not its cursor.
+      await bad(`resource=products&after=${cursorOf({ r: 'products', x: '5', k: ['P\ud800'] })}`, 'after');
+      await bad(
+        `resource=products&after=${cursorOf({ r: 'products', x: '5', k: ['P1'], extra: 1 })}`,
+        'after',
+      );
       await bad(`resource=factors&after=${cursorOf({ r: 'factors', x: '5', k: ['P1', 'one'] })}`, 'after');
       await bad(`resource=products&after=${'A'.repeat(1025)}`, 'after');
       // Another resource's cursor.

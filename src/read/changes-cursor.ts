@@ -22,6 +22,8 @@ const NUMERIC = /^-?\d{1,40}(\.\d{1,40})?$/;
 /** What a key value must look like to be cast to its column's type without an error. */
 const KEY_TEXT: Partial<Record<string, RegExp>> = { text: /^/su, numeric: NUMERIC, integer: /^-?\d{1,9}$/ };
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** A surrogate not paired (with the u flag a pair is one code point, not of category Cs). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export function encodeCursor(resource: string, position: FeedPosition): string {
   const body: CursorBody = { r: resource, x: position.xid, k: position.key ? [...position.key] : null };
@@ -44,13 +46,16 @@ export function decodeCursor(feed: FeedResource, text: string): FeedPosition | u
     return undefined;
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  // Exactly the fields this service writes: anything else was not made here.
+  if (Object.keys(body).sort().join() !== 'k,r,x') return undefined;
   const { r, x, k } = body as Partial<CursorBody>;
   if (r !== feed.name || typeof x !== 'string' || !XID.test(x) || BigInt(x) > MAX_XID8) return undefined;
   if (k === null) return { xid: x, key: null };
   const { key } = feed.source;
   if (!Array.isArray(k) || k.length !== key.length) return undefined;
   for (const [at, value] of k.entries()) {
-    if (typeof value !== 'string' || value.includes('\u0000')) return undefined;
+    // A lone surrogate would reach PostgreSQL as U+FFFD and compare as another key.
+    if (typeof value !== 'string' || value.includes('\u0000') || LONE_SURROGATE.test(value)) return undefined;
     if (!KEY_TEXT[feed.source.fields[key[at]!]!.sqlType]?.test(value)) return undefined;
   }
   return { xid: x, key: k };
