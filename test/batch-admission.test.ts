@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
-import { injectedToken } from '../kit/token.js';
+import type { FastifyInstance } from 'fastify';
+import { injectedHeaders } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { BatchAdmission, type BatchTicket } from '../src/batch/batch-admission.js';
+import type { Database } from '../src/db/database.js';
 import { HttpProblem } from '../src/http/problems.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { testAuthConfig } from './helpers/app.js';
@@ -167,6 +169,12 @@ describe('batch admission', () => {
   });
 });
 
+/** The JSON request headers of a new tenant of the app, with a token from its POST /token. */
+async function headersOf(db: Database, app: FastifyInstance): Promise<Record<string, string>> {
+  const tenant = await createTenant(db, `test-${randomUUID()}`);
+  return { 'content-type': 'application/json', ...(await injectedHeaders(app, tenant)) };
+}
+
 const ITEMS = 3_000;
 const productBatch = (prefix: string) =>
   JSON.stringify(Array.from({ length: ITEMS }, (_, at) => ({ code: `${prefix}${at}`, description: 'p' })));
@@ -186,16 +194,8 @@ for (const backend of backends()) {
         logLevel: 'silent',
       });
       after(() => app.close());
-      const headersOf = async () => {
-        const tenant = await createTenant(db, `test-${randomUUID()}`);
-        return {
-          'content-type': 'application/json',
-          'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await injectedToken(app, tenant)}`,
-        };
-      };
-      const a = await headersOf();
-      const b = await headersOf();
+      const a = await headersOf(db, app);
+      const b = await headersOf(db, app);
       const done: string[] = [];
       const post = (name: string, headers: Record<string, string>, body: string) =>
         app
@@ -241,16 +241,8 @@ for (const backend of backends()) {
         logLevel: 'silent',
       });
       after(() => app.close());
-      const headersOf = async () => {
-        const tenant = await createTenant(db, `test-${randomUUID()}`);
-        return {
-          'content-type': 'application/json',
-          'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await injectedToken(app, tenant)}`,
-        };
-      };
-      const a = await headersOf();
-      const b = await headersOf();
+      const a = await headersOf(db, app);
+      const b = await headersOf(db, app);
       const big = (prefix: string) => Buffer.from(productBatch(prefix)); // about 120 kB
       // A's body is half received and held.
       const slow = new PassThrough();
@@ -292,16 +284,8 @@ for (const backend of backends()) {
         logLevel: 'silent',
       });
       after(() => app.close());
-      const headersOf = async () => {
-        const tenant = await createTenant(db, `test-${randomUUID()}`);
-        return {
-          'content-type': 'application/json',
-          'subscription-key': tenant.subscriptionKey,
-          authorization: `Bearer ${await injectedToken(app, tenant)}`,
-        };
-      };
-      const a = await headersOf();
-      const b = await headersOf();
+      const a = await headersOf(db, app);
+      const b = await headersOf(db, app);
       const slow = new PassThrough();
       const body = Buffer.from(JSON.stringify([{ code: 'SLOW', description: 'p' }]));
       slow.write(body.subarray(0, 10));

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { WORKER_BODY_BYTES } from '../src/batch/batch-worker-pool.js';
 import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
+import { keyFlood } from './helpers/key-flood.js';
 
 /*
  * Large batch bodies are parsed, checked and turned into column literals in a worker thread, so that
@@ -16,18 +17,6 @@ const PRODUCTS = '/api/products/batch-create';
 const STOCKS = '/api/stocks/batch-create';
 const CUSTOMERS = '/api/customers/batch-create';
 const ONE_MIB = 1024 * 1024;
-
-/** One item followed by as many short unknown keys as fit in `bytes`. */
-function keyFlood(bytes: number): string {
-  const parts: string[] = [];
-  let size = 40;
-  for (let i = 0; size < bytes; i++) {
-    const part = `"_${i.toString(36)}":1`;
-    parts.push(part);
-    size += part.length + 1;
-  }
-  return `[{"code":"FLOOD","description":"d",${parts.join(',')}}]`;
-}
 
 /**
  * Posts the body and, meanwhile, GET /health every 20 ms: the slowest /health and the event loop's
@@ -72,7 +61,7 @@ for (const backend of backends()) {
 
     for (const mib of [4, 16]) {
       test(`a ${mib} MiB key flood: 400 with the cut list, the event loop free meanwhile`, async () => {
-        const payload = keyFlood(mib * ONE_MIB);
+        const payload = keyFlood(mib * ONE_MIB).text;
         // Customers: a body limit of 64 MiB (products: 11 MiB).
         const watched = await postWatched(tenant, CUSTOMERS, payload);
         console.log(

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { arrayLiteral } from '../src/db/array-literal.js';
 import type { Database } from '../src/db/database.js';
 import { products } from '../src/resources/products.js';
+import { random } from '../src/seed/generate.js';
 import { buildWriteSql } from '../src/sql/batch-write.js';
 import { appForNewTenant, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
@@ -25,18 +26,6 @@ import { feedCaughtUp } from './helpers/feed.js';
 const WRITE_SQL = buildWriteSql(products);
 const KEYS = Array.from({ length: 12 }, (_, n) => `K${String(n).padStart(2, '0')}`);
 const ROUNDS = 20;
-
-/** A small deterministic generator (mulberry32), so a failure can be run again as it was. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** key -> description (each written value unique: "v<n>"). */
 type Values = Map<string, string>;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ownedTenantApp, type TenantApp } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+import { keyFlood } from './helpers/key-flood.js';
 
 /*
  * Error amplification: a small or medium body must not buy a huge answer, nor hold
@@ -14,18 +15,6 @@ const PRODUCTS = '/api/products/batch-create';
 const ONE_MIB = 1024 * 1024;
 const ITEM_CUT = 'Too many errors in this item: only the first 100 are listed';
 const ANSWER_CUT = 'Too many errors in this answer: only the first 50000 are listed';
-
-/** One product item followed by as many short unknown keys as fit in `bytes`. */
-function itemWithUnknownKeys(bytes: number): { text: string; keys: number } {
-  const parts: string[] = [];
-  let size = 40;
-  for (let i = 0; size < bytes; i++) {
-    const part = `"_${i.toString(36)}":1`;
-    parts.push(part);
-    size += part.length + 1;
-  }
-  return { text: `[{"code":"AMP","description":"d",${parts.join(',')}}]`, keys: parts.length };
-}
 
 interface Timed {
   status: number;
@@ -77,7 +66,7 @@ for (const backend of backends()) {
     after(() => tenant?.close());
 
     test('one item with 4 MiB of unknown keys: 100 problems and the cut, a small answer, /health served', async () => {
-      const { text, keys } = itemWithUnknownKeys(4 * ONE_MIB);
+      const { text, keys } = keyFlood(4 * ONE_MIB, 'AMP');
       const timed = await timedPost(tenant, text);
       show(`1 item, ${keys} unknown keys`, text.length, timed);
       assert.equal(timed.status, 400);

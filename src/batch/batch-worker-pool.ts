@@ -75,18 +75,18 @@ export async function checkBody(
     throw new ValidationCrash(error);
   }
   if (result.kind === 'array') throw arrayProblem(result.problem);
-  const { productCodes } = result;
-  const at = resource.productPosition;
+  const { referencedKeys } = result;
+  const at = resource.reference?.position;
   return {
     items: result.items,
     errors: result.errors,
     invalid: result.invalid,
     keyTexts: result.keyTexts,
     rows: () =>
-      productCodes.map((code) => {
-        if (code === undefined || at === undefined) return undefined;
+      referencedKeys.map((key) => {
+        if (key === undefined || at === undefined) return undefined;
         const row = [];
-        row[at] = code;
+        row[at] = key;
         return row;
       }),
     write: result.write,

@@ -35,8 +35,8 @@ export type BatchTaskResult =
       items: number;
       /** Sorted by index, capped (src/http/error-limits.ts); empty for a valid batch. */
       errors: ItemError[];
-      /** Per item, the product code of its valid row (the missing-products query); empty without one. */
-      productCodes: (string | undefined)[];
+      /** Per item, the referenced key of its valid row (the missing-references query); empty without one. */
+      referencedKeys: (string | undefined)[];
       /** With skipInvalid: 1 for each invalid item. */
       invalid?: Uint8Array;
       /** With outcomes: per valid item, its key fields as sent (JSON text). */
@@ -61,14 +61,14 @@ export default function checkBatchBody(task: BatchTask): BatchTaskResult {
   const items = body as unknown[];
   const options = { ...NO_OPTIONS, skipInvalid: task.skipInvalid === true, outcomes: task.outcomes === true };
   const batch = validateItems(resource, items, options.skipInvalid);
-  const at = resource.productPosition;
-  const productCodes = at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
+  const at = resource.reference?.position;
+  const referencedKeys = at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
   const write = writeOf(resource, batch, task.statementRows);
   return {
     kind: 'checked',
     items: items.length,
     errors: batch.errors,
-    productCodes,
+    referencedKeys,
     ...(batch.invalid ? { invalid: batch.invalid } : {}),
     ...(options.outcomes && write ? { keyTexts: keyTextsOf(resource, items, batch) } : {}),
     ...(write ? { write } : {}),

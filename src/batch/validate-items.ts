@@ -233,7 +233,3 @@ export function referencedKeys(resource: BatchResource, batch: ValidatedBatch): 
   }
   return [...keys];
 }
-
-/** The names process-batch.ts and openapi/batch-paths.ts import (products are the one reference today). */
-export const markUnknownProducts = markUnknownReferences;
-export const productCodes = referencedKeys;

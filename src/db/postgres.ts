@@ -82,7 +82,9 @@ export function openPostgres(options: PostgresOptions): Database {
     const deadline = Date.now() + acquireTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await connectWithin(deadline - Date.now());
+        // The first attempt is bounded by the pool's own timeout, the same as the deadline: no
+        // timer of ours on every query. Only a retry after 53300 needs the time that is left.
+        return await (attempt === 1 ? pool.connect() : connectWithin(deadline - Date.now()));
       } catch (error) {
         if ((error as { code?: unknown }).code !== '53300' || pool.totalCount === 0) throw error;
         if (Date.now() + 50 >= deadline) throw error;

@@ -1,9 +1,8 @@
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../deliveries/acknowledge.js';
-import type { TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
 import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { deliveries } from '../resources/deliveries.js';
-import { arrayRuleExamples } from './batch-paths.js';
+import { arrayRuleExamples, requestContext } from './batch-paths.js';
 import { bodyTooLargeResponse } from './errors.js';
 import {
   idempotencyKeyHeader,
@@ -59,12 +58,8 @@ export function acknowledgePath(): Record<string, OpenApiObject> {
                 type: 'array',
                 minItems: 1,
                 maxItems: MAX_BATCH_ITEMS,
-                items: {
-                  type: 'string',
-                  minLength: 1,
-                  maxLength: (deliveries.fields.code as TextField).max,
-                  pattern: '\\S',
-                },
+                // The code field's own schema: the same rules its check applies to each element.
+                items: deliveries.fields.code!.valueSchema(requestContext(deliveries)),
               },
               example: ['DEL-0001', 'DEL-0002'],
             },

@@ -20,7 +20,7 @@ import { apiSecurity } from './security.js';
 export const inputSchemaName = (resource: BatchResource) => `${pascalCase(singular(resource.name))}Input`;
 const childInputSchemaName = (resource: BatchResource) => `${pascalCase(singular(resource.name))}ItemInput`;
 
-const requestContext = (resource: BatchResource): SchemaContext => ({
+export const requestContext = (resource: BatchResource): SchemaContext => ({
   direction: 'request',
   childSchema: () => schemaRef(childInputSchemaName(resource)),
 });

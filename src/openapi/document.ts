@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
+import { PACKAGE } from '../version.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
 import { changesPath, changesSchemas } from './changes-path.js';
 import { errorResponses, errorSchemas } from './errors.js';
@@ -10,11 +10,6 @@ import { operationsPaths } from './operations-paths.js';
 import { readPaths, readSchemas } from './read-paths.js';
 import { securitySchemes } from './security.js';
 import { tokenPath, tokenSchemas } from './token-path.js';
-
-/** name and version of package.json: two levels up from src/openapi and from dist/openapi alike. */
-function packageInfo(): { name: string; version: string } {
-  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-}
 
 const DESCRIPTION = `Back-office API of the sales-force system: customer and pending-delivery downloads (\`/v1\`),
 master-data batch uploads (\`/api\`). This document, OpenAPI 3.1, is served at [\`GET /openapi.json\`](/openapi.json).
@@ -31,7 +26,7 @@ RFC 6749 errors.`;
 
 /** The OpenAPI 3.1 document of the service, generated from the field tables and the read rules. */
 export function buildOpenApiDocument(): OpenApiObject {
-  const { name, version } = packageInfo();
+  const { name, version } = PACKAGE;
   return {
     openapi: '3.1.0',
     info: { title: name, version, description: DESCRIPTION },

@@ -39,11 +39,6 @@ export interface BatchResource extends BatchResourceDefinition {
   readonly keyPositions: readonly number[];
   /** The field whose value must name a row of another resource (field.references), if any. */
   readonly reference: ResourceReference | undefined;
-  /**
-   * reference?.position, under the name process-batch.ts and openapi/batch-paths.ts still read
-   * (their texts speak of the product master, the one resource referred to today).
-   */
-  readonly productPosition: number | undefined;
   /** Positions of the fields stored as columns of the table (all but an items field). */
   readonly columnPositions: readonly number[];
   /** Position of the items field whose rows go to the children table, if any. */
@@ -133,7 +128,6 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     fieldList,
     keyPositions: definition.key.map(position),
     reference,
-    productPosition: reference?.position,
     columnPositions: fieldList.flatMap((_, at) => (at === childAt ? [] : [at])),
     childPosition: childAt < 0 ? undefined : childAt,
     bodyLimit: Math.min(

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { NOW_UTC } from '../db/sql.js';
 
 /**
  * Acknowledges the tenant's given deliveries that are still pending and answers the given codes the
@@ -17,7 +18,7 @@ const ACKNOWLEDGE_SQL = `WITH given AS (
   ORDER BY d.code COLLATE "C"
   FOR UPDATE OF d
 ), acknowledged AS (
-  UPDATE deliveries d SET acknowledged_at = (now() AT TIME ZONE 'UTC'), change_xid = pg_current_xact_id()
+  UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, change_xid = pg_current_xact_id()
   FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
   RETURNING d.code
 )
