@@ -2,7 +2,7 @@ import { constants as zlibConstants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { createAuth } from './auth/auth.js';
+import { createAuth } from './auth/auth-routes.js';
 import { admissionFor } from './batch/batch-admission.js';
 import { registerBatchRoute } from './batch/batch-route.js';
 import type { Config } from './config.js';

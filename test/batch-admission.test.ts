@@ -6,11 +6,18 @@ import type { FastifyInstance } from 'fastify';
 import { injectedHeaders } from '../kit/token.js';
 import { buildApp } from '../src/app.js';
 import { BatchAdmission, type BatchTicket } from '../src/batch/batch-admission.js';
+import { BatchNotAdmitted } from '../src/batch/batch-errors.js';
 import type { Database } from '../src/db/database.js';
-import { HttpProblem } from '../src/http/problems.js';
+import { problemOf } from '../src/http/domain-problems.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { testAuthConfig } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
+
+/** The refusal is answered with this status and a Retry-After of at least a second. */
+function answers(error: BatchNotAdmitted, status: number): boolean {
+  const problem = problemOf(error);
+  return problem?.statusCode === status && Number(problem.headers['retry-after']) >= 1;
+}
 
 /*
  * Batch work is admitted a bounded number at a time, per tenant and in all, the
@@ -85,7 +92,10 @@ describe('batch admission', () => {
     assert.throws(
       () => admission.enter(1),
       (error) =>
-        error instanceof HttpProblem && error.statusCode === 429 && Number(error.headers['retry-after']) >= 1,
+        error instanceof BatchNotAdmitted &&
+        error.reason === 'queueFull' &&
+        error.retryAfterSeconds >= 1 &&
+        answers(error, 429),
     );
     tickets.push(admission.enter(2));
     assert.deepEqual(admission.counts, { running: 1, waiting: 3 });
@@ -102,7 +112,10 @@ describe('batch admission', () => {
     await assert.rejects(
       late.admitted,
       (error) =>
-        error instanceof HttpProblem && error.statusCode === 503 && Number(error.headers['retry-after']) >= 1,
+        error instanceof BatchNotAdmitted &&
+        error.reason === 'busy' &&
+        error.retryAfterSeconds >= 1 &&
+        answers(error, 503),
     );
     assert.deepEqual(admission.counts, { running: 1, waiting: 0 });
     first.closed();
@@ -149,7 +162,7 @@ describe('batch admission', () => {
       a1.run(async () => {
         ran = true;
       }),
-      (error: unknown) => error instanceof HttpProblem && error.statusCode === 503,
+      (error: unknown) => error instanceof BatchNotAdmitted && error.reason === 'busy' && answers(error, 503),
     );
     assert.equal(ran, false);
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });

@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { isLosslessNumber } from 'lossless-json';
 import { formatDecimal, parseDecimalText, readNumeric } from '../src/fields/decimal-text.js';
-import { charsetOf, isUtf8Charset, parseJsonBody, parseJsonBytes } from '../src/http/json-body.js';
+import { parseJsonBody, parseJsonBytes } from '../src/fields/json-text.js';
+import { charsetOf, isUtf8Charset } from '../src/http/json-body.js';
 
 /** A number with 17 significant digits: its presence sends a body down the lossless path. */
 const LONG = '12345678901234567';

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import { buildApp } from '../src/app.js';
+import { ValidationCrash } from '../src/batch/batch-errors.js';
 import type { Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { serverErrorMessage, ValidationCrash } from '../src/http/server-errors.js';
+import { serverErrorMessage } from '../src/http/server-errors.js';
 import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from './helpers/app.js';
 
 /*

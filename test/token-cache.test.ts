@@ -13,7 +13,7 @@ import {
   verifyAccessToken,
 } from '../src/auth/access-token.js';
 import { ApiClientVerifier } from '../src/auth/client-verifier.js';
-import { createGuard } from '../src/auth/guard.js';
+import { createGuard } from '../src/auth/guard-hook.js';
 import { SubscriptionKeyVerifier } from '../src/auth/key-verifier.js';
 import { once, serverSecret, tokenSigningKey } from '../src/auth/server-secrets.js';
 import { AccessTokenCache, type AccessTokenCacheOptions } from '../src/auth/token-cache.js';

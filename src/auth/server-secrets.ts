@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import { storedSetting, storeSettingIfAbsent } from '../sql/settings.js';
 import { randomSecret } from './secrets.js';
@@ -19,7 +18,10 @@ export async function serverSecret(db: Queryable, name: ServerSecretName): Promi
 }
 
 /** The key that signs and verifies access tokens: TOKEN_SECRET when set, else the stored one. */
-export function tokenSigningKey(db: Queryable, config: Pick<Config, 'tokenSecret'>): Promise<Uint8Array> {
+export function tokenSigningKey(
+  db: Queryable,
+  config: { tokenSecret: string | undefined },
+): Promise<Uint8Array> {
   if (config.tokenSecret !== undefined) return Promise.resolve(Buffer.from(config.tokenSecret, 'utf8'));
   return serverSecret(db, 'token_signing');
 }

@@ -6,7 +6,7 @@ import type { ApiClientVerifier } from './client-verifier.js';
 import type { Attempt, FailureThrottle } from './failure-throttle.js';
 import { HashingBusy } from './hashing-gate.js';
 import type { SubscriptionKeyVerifier } from './key-verifier.js';
-import { readTokenRequest } from './token-request.js';
+import { readTokenRequest } from './token-route-request.js';
 
 export interface TokenRouteDeps {
   clients: ApiClientVerifier;

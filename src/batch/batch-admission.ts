@@ -1,5 +1,4 @@
-import type { Config } from '../config.js';
-import { problems } from '../http/problems.js';
+import { BatchNotAdmitted } from './batch-errors.js';
 
 /**
  * Admission of batch work: a large batch holds the event loop for tens of
@@ -48,14 +47,12 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
 };
 
 /** The admission of an app: settings from the configuration, defaults for those it leaves out. */
-export function admissionFor(
-  config: Partial<
-    Pick<
-      Config,
-      'batchConcurrency' | 'batchConcurrencyPerTenant' | 'batchQueuePerTenant' | 'batchBodiesMaxBytes'
-    >
-  >,
-): BatchAdmission {
+export function admissionFor(config: {
+  batchConcurrency?: number;
+  batchConcurrencyPerTenant?: number;
+  batchQueuePerTenant?: number;
+  batchBodiesMaxBytes?: number;
+}): BatchAdmission {
   return new BatchAdmission({
     running: config.batchConcurrency ?? DEFAULT_ADMISSION.running,
     runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
@@ -116,7 +113,7 @@ export class BatchTicket {
   async run<T>(work: () => Promise<T>): Promise<T> {
     // The connection closed between the place being given and the work starting: the place is gone,
     // and nobody reads the answer. Running anyway would process the batch outside the bound.
-    if (this.#state !== 'holding') throw problems.batchBusy(1);
+    if (this.#state !== 'holding') throw new BatchNotAdmitted('busy', 1);
     this.#working++;
     try {
       return await work();
@@ -131,7 +128,7 @@ export class BatchTicket {
     this.#answered = true;
     if (this.#state === 'waiting' && this.#waiter) {
       // Nobody reads this answer; the rejection only ends the request's hooks.
-      this.#admission.leave(this.#waiter, problems.batchBusy(1));
+      this.#admission.leave(this.#waiter, new BatchNotAdmitted('busy', 1));
       this.#state = 'released';
       return;
     }
@@ -184,7 +181,7 @@ export class BatchAdmission {
   arrive(tenantId: number): () => void {
     const count = this.#inProgress.get(tenantId) ?? 0;
     if (count >= this.#limits.runningPerTenant + this.#limits.waitingPerTenant) {
-      throw problems.batchQueueFull(this.#retryAfter(count + 1 - this.#limits.runningPerTenant));
+      throw new BatchNotAdmitted('queueFull', this.#retryAfter(count + 1 - this.#limits.runningPerTenant));
     }
     this.#inProgress.set(tenantId, count + 1);
     let departed = false;
@@ -235,7 +232,7 @@ export class BatchAdmission {
     }
     const waiting = this.#waiting.get(tenantId)?.length ?? 0;
     if (waiting >= this.#limits.waitingPerTenant) {
-      throw problems.batchQueueFull(this.#retryAfter(waiting + 1));
+      throw new BatchNotAdmitted('queueFull', this.#retryAfter(waiting + 1));
     }
     return new BatchTicket(
       this,
@@ -255,7 +252,7 @@ export class BatchAdmission {
             },
             timer: setTimeout(() => {
               const ahead = this.#waiting.get(tenantId)?.indexOf(waiter) ?? 0;
-              this.leave(waiter, problems.batchBusy(this.#retryAfter(ahead + 1)));
+              this.leave(waiter, new BatchNotAdmitted('busy', this.#retryAfter(ahead + 1)));
             }, this.#limits.maxWaitMs),
           };
           ticket.queued(waiter);

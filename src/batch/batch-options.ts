@@ -1,4 +1,4 @@
-import { problems } from '../http/problems.js';
+import { InvalidBatchParameter } from './batch-errors.js';
 
 /** The query parameters of every batch endpoint (extensions.md 9); all off by default. */
 export interface BatchOptions {
@@ -33,9 +33,9 @@ export function batchOptions(query: unknown): BatchOptions {
   for (const { name, values, option, on } of PARAMETERS) {
     const value = given[name];
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw problems.invalidBatchParameter(name, 'Parameter must be given once');
+    if (typeof value !== 'string') throw new InvalidBatchParameter(name, 'Parameter must be given once');
     if (!(values as readonly string[]).includes(value)) {
-      throw problems.invalidBatchParameter(name, `Parameter must be one of ${values.join(', ')}`);
+      throw new InvalidBatchParameter(name, `Parameter must be one of ${values.join(', ')}`);
     }
     options[option] = value === on;
   }

@@ -5,9 +5,10 @@ import type {
   preParsingAsyncHookHandler,
 } from 'fastify';
 import type { Database, Queryable } from '../db/database.js';
-import { parseJsonBytes, RawJson } from '../http/json-body.js';
+import { parseJsonBytes } from '../fields/json-text.js';
+import { problemOf } from '../http/domain-problems.js';
+import { RawJson } from '../http/json-body.js';
 import type { BatchMetrics } from '../http/metrics.js';
-import { HttpProblem, problems } from '../http/problems.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
 import { idempotencyKeyOf } from '../idempotency/idempotency-key.js';
 import {
@@ -19,9 +20,10 @@ import {
 import type { BatchResource } from '../resources/batch-resource.js';
 import { answerChecked, type BatchResult } from './answer-batch.js';
 import type { BatchAdmission, BatchTicket } from './batch-admission.js';
-import { batchAnswer } from './batch-answer.js';
 import { checkBatchArray } from './batch-array.js';
+import { BatchArrayRefused, BatchNotAdmitted } from './batch-errors.js';
 import { type BatchOptions, batchOptions } from './batch-options.js';
+import { batchAnswer } from './batch-reply.js';
 import { checkBody, WORKER_BODY_BYTES } from './batch-worker-pool.js';
 import type { CheckedBatch } from './checked-batch.js';
 import { checkItems } from './process-batch.js';
@@ -64,12 +66,14 @@ function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHoo
       held = 0;
     });
     const body = await receiveBody(payload, bodyLimit, request.headers['content-length'], (bytes) => {
-      if (!admission.holdBytes(bytes, held)) throw problems.batchBodiesFull(admission.bytesRetryAfter());
+      if (!admission.holdBytes(bytes, held)) {
+        throw new BatchNotAdmitted('bodiesFull', admission.bytesRetryAfter());
+      }
       held += bytes;
     });
     // The client left once its body was sent: nothing to answer, and the batch must not be processed
     // outside the bound (the answer to this error is never read).
-    if (gone) throw problems.batchBusy(1);
+    if (gone) throw new BatchNotAdmitted('busy', 1);
     ticket = admission.enter(request.tenantId);
     await ticket.admitted;
     tickets.set(request, ticket);
@@ -104,7 +108,7 @@ async function check(
     try {
       items = parseJsonBytes(body.bytes);
     } catch {
-      throw problems.invalidJson();
+      throw new BatchArrayRefused('invalidJson');
     }
   }
   return checkItems(resource, checkBatchArray(items), db.statementRows, options);
@@ -137,8 +141,9 @@ export function registerBatchRoute(
           checked = await check(deps.db, resource, body, options);
         } catch (error) {
           // The 400s of the array rules are answers like any other (kept for a key).
-          if (error instanceof HttpProblem && error.statusCode === 400) {
-            const answer = problemAnswer(error);
+          const problem = problemOf(error);
+          if (problem?.statusCode === 400) {
+            const answer = problemAnswer(problem);
             return async () => answer;
           }
           throw error;

@@ -1,7 +1,6 @@
 import { Piscina } from 'piscina';
-import { ValidationCrash } from '../http/server-errors.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { arrayProblem } from './batch-array.js';
+import { BatchArrayRefused, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
 import type { BatchTask, BatchTaskResult } from './batch-worker.js';
 import type { CheckedBatch } from './checked-batch.js';
@@ -74,7 +73,7 @@ export async function checkBody(
   } catch (error) {
     throw new ValidationCrash(error);
   }
-  if (result.kind === 'array') throw arrayProblem(result.problem);
+  if (result.kind === 'array') throw new BatchArrayRefused(result.rule);
   const { referencedKeys } = result;
   const at = resource.reference?.position;
   return {

@@ -5,10 +5,11 @@
  * only small results: an array rule's name, the capped problem list, or the literals and counts. Never
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
-import { parseJsonBytes } from '../http/json-body.js';
+import { parseJsonBytes } from '../fields/json-text.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
-import { type ArrayProblem, arrayProblemOf } from './batch-array.js';
+import { arrayRuleBrokenBy } from './batch-array.js';
+import type { ArrayRule } from './batch-errors.js';
 import { NO_OPTIONS } from './batch-options.js';
 import { keyTextsOf, writeOf } from './checked-batch.js';
 import { type ItemError, validateItems } from './validate-items.js';
@@ -28,12 +29,12 @@ export interface BatchTask {
 }
 
 export type BatchTaskResult =
-  | { kind: 'array'; problem: ArrayProblem }
+  | { kind: 'array'; rule: ArrayRule }
   | {
       kind: 'checked';
       /** The array's length. */
       items: number;
-      /** Sorted by index, capped (src/http/error-limits.ts); empty for a valid batch. */
+      /** Sorted by index, capped (src/batch/error-limits.ts); empty for a valid batch. */
       errors: ItemError[];
       /** Per item, the referenced key of its valid row (the missing-references query); empty without one. */
       referencedKeys: (string | undefined)[];
@@ -54,10 +55,10 @@ export default function checkBatchBody(task: BatchTask): BatchTaskResult {
   try {
     body = parseJsonBytes(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
   } catch {
-    return { kind: 'array', problem: 'invalidJson' };
+    return { kind: 'array', rule: 'invalidJson' };
   }
-  const problem = arrayProblemOf(body);
-  if (problem) return { kind: 'array', problem };
+  const rule = arrayRuleBrokenBy(body);
+  if (rule) return { kind: 'array', rule };
   const items = body as unknown[];
   const options = { ...NO_OPTIONS, skipInvalid: task.skipInvalid === true, outcomes: task.outcomes === true };
   const batch = validateItems(resource, items, options.skipInvalid);

@@ -10,7 +10,7 @@ import { type PreparedWrite, prepareWrite } from './write-batch.js';
 export interface CheckedBatch {
   /** The array's length. */
   items: number;
-  /** Sorted by index, capped (src/http/error-limits.ts); empty for a valid batch. */
+  /** Sorted by index, capped (src/batch/error-limits.ts); empty for a valid batch. */
   errors: ItemError[];
   /** With on_invalid=skip: 1 for each invalid item (every item looked at). */
   invalid?: Uint8Array | undefined;

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { InvalidBatch, processBatch } from './process-batch.js';
+import { InvalidBatch } from './batch-errors.js';
+import { processBatch } from './process-batch.js';
 import type { BatchCounts } from './write-batch.js';
 
 /**

@@ -1,22 +1,12 @@
 import type { Database } from '../db/database.js';
-import { ValidationCrash } from '../http/server-errors.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { answerChecked } from './answer-batch.js';
+import { InvalidBatch, ValidationCrash } from './batch-errors.js';
 import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
 import { type CheckedBatch, keyTextsOf, writeOf } from './checked-batch.js';
 import { validateInSlices } from './validate-in-slices.js';
-import type { ItemError, ValidatedBatch } from './validate-items.js';
+import type { ValidatedBatch } from './validate-items.js';
 import { type BatchCounts, noteWrites } from './write-batch.js';
-
-/** A batch with invalid items: nothing was written. */
-export class InvalidBatch extends Error {
-  readonly errors: ItemError[];
-  constructor(errors: ItemError[]) {
-    super('invalid batch');
-    this.name = 'InvalidBatch';
-    this.errors = errors;
-  }
-}
 
 /** The batch's items checked on the event loop (a small body; a large one goes to a worker). */
 export async function checkItems(

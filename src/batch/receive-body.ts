@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { problems } from '../http/problems.js';
+import { BodyTooLarge } from './batch-errors.js';
 
 /**
  * Reads a request body whole before the batch asks for a place (src/batch/batch-admission.ts), so a
@@ -14,12 +14,12 @@ export async function receiveBody(
   /** Told each chunk's size before it is kept; throws to stop receiving (a memory budget). */
   hold: (bytes: number) => void = () => {},
 ): Promise<Buffer> {
-  if (declaredLength !== undefined && Number(declaredLength) > limit) throw problems.bodyTooLarge(limit);
+  if (declaredLength !== undefined && Number(declaredLength) > limit) throw new BodyTooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of payload) {
     size += chunk.length;
-    if (size > limit) throw problems.bodyTooLarge(limit);
+    if (size > limit) throw new BodyTooLarge(limit);
     hold(chunk.length);
     chunks.push(chunk);
   }

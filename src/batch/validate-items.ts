@@ -1,7 +1,7 @@
 import { type Field, type FieldValue, ItemsField } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
-import { echoedName, itemCut, MAX_ERRORS_PER_ANSWER, MAX_ERRORS_PER_ITEM } from '../http/error-limits.js';
 import type { BatchResource } from '../resources/batch-resource.js';
+import { echoedName, itemCut, MAX_ERRORS_PER_ANSWER, MAX_ERRORS_PER_ITEM } from './error-limits.js';
 
 export interface FieldError {
   field: string | null;
@@ -73,7 +73,7 @@ function shapeOf(table: Readonly<Record<string, Field>>): ObjectShape {
 
 /**
  * An item's list holds one problem past the cap: enough to know it must be cut, and nothing more is
- * looked for (src/http/error-limits.ts).
+ * looked for (src/batch/error-limits.ts).
  */
 const isFull = (out: readonly FieldError[]) => out.length > MAX_ERRORS_PER_ITEM;
 

@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import type { Database } from './database.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
@@ -8,7 +7,12 @@ import { openPostgres } from './postgres.js';
  * DATA_DIR (held under its lock file until closed).
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'poolSize'> & Partial<Pick<Config, 'statementTimeoutMs'>>,
+  config: {
+    databaseUrl?: string | undefined;
+    dataDir: string;
+    poolSize: number;
+    statementTimeoutMs?: number;
+  },
   onPoolError?: (error: Error) => void,
 ): Promise<Database> {
   if (config.databaseUrl) {

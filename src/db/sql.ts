@@ -1,6 +1,3 @@
-/** UTC wall-clock time, the zone-less DateTime the API speaks. */
-export const NOW_UTC = "(now() AT TIME ZONE 'UTC')";
-
 /** Quotes an identifier that comes from code, never from a request. */
 export function ident(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`);

@@ -1,7 +1,8 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { checkBatchArray } from '../batch/batch-array.js';
 import type { Database, Queryable } from '../db/database.js';
-import { parseJsonBytes, RawJson } from '../http/json-body.js';
+import { parseJsonBytes } from '../fields/json-text.js';
+import { RawJson } from '../http/json-body.js';
 import { HttpProblem, problems } from '../http/problems.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
 import { checkIdempotencyKey } from '../idempotency/idempotency-key.js';

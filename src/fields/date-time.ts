@@ -11,6 +11,9 @@ export const DATE_TIME_PATTERN =
  * The to_char format that writes a timestamp as the API's DateTime, yyyy-MM-ddTHH:mm:ss: the one
  * spelling of it for every statement that reads a DateTime back (lists, credentials, tenants).
  */
+/** UTC wall-clock time as SQL: the zone-less DateTime the API speaks, as the database's now(). */
+export const NOW_UTC = "(now() AT TIME ZONE 'UTC')";
+
 export const DATE_TIME_SQL_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS'`;
 
 /** The SQL expression that reads a timestamp column as the API's DateTime text. */

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { problemOf } from './domain-problems.js';
 import { HttpProblem, problems } from './problems.js';
 import { serverErrorMessage } from './server-errors.js';
 
@@ -20,12 +21,16 @@ function fromFastify(error: FastifyError, bodyLimit: number | undefined): HttpPr
 }
 
 /**
- * The one place errors become answers. Client errors keep their status; everything else is a 500
+ * The one place errors become answers: the catalogue's own, the domain's refusals (problemOf) and
+ * Fastify's client errors keep their status; everything else is a 500
  * with the spec's message and a safe detail, logged in full with the request id.
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = error instanceof HttpProblem ? error : fromFastify(error, request.routeOptions.bodyLimit);
+    const problem =
+      error instanceof HttpProblem
+        ? error
+        : (problemOf(error) ?? fromFastify(error, request.routeOptions.bodyLimit));
     if (problem) {
       return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
     }

@@ -1,4 +1,4 @@
-import { cutAnswer } from './error-limits.js';
+import { cutAnswer } from '../batch/error-limits.js';
 
 /**
  * The catalogue of error answers: every error body of the service is made here, in the spec's shape
@@ -70,7 +70,7 @@ export const problems = {
       ],
       { ...headers, 'retry-after': String(retryAfter) },
     ),
-  /** Too many unknown subscription keys sent with one tenant's token (src/auth/guard.ts). */
+  /** Too many unknown subscription keys sent with one tenant's token (src/auth/guard-hook.ts). */
   tooManyKeyFailures: (retryAfter: number) =>
     new HttpProblem(
       429,

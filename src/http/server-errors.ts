@@ -1,17 +1,10 @@
+import { ValidationCrash } from '../batch/batch-errors.js';
 import { isConnectionError, sqlState } from '../db/failures.js';
 
 /**
  * Classifies an unexpected failure into the spec's 500 messages (backoffice-api.md 7.1). The client
  * gets a short, safe detail and the request id; the full error goes to the log.
  */
-
-/** Thrown when validation itself fails (a bug), as opposed to finding invalid input. */
-export class ValidationCrash extends Error {
-  constructor(cause: unknown) {
-    super('validation failed unexpectedly', { cause });
-    this.name = 'ValidationCrash';
-  }
-}
 
 export function serverErrorMessage(error: unknown, requestId: string): string {
   const reference = `request id ${requestId}`;

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
-import { problems } from '../http/problems.js';
 import { keepAnswer, keptAnswer, tryLockKey } from '../sql/idempotency.js';
+import { IdempotencyKeyInProgress, IdempotencyKeyReused } from './idempotency-errors.js';
 
 /** An answer as it is sent and kept: the status and the exact text of the JSON body. */
 export interface Answer {
@@ -36,7 +36,7 @@ const running = new Set<string>();
 
 /** A kept answer for this request, or the 422 of a key used with another request. */
 function replay(kept: { requestHash: string; status: number; body: string }, request: KeyedRequest): Answer {
-  if (kept.requestHash !== request.requestHash) throw problems.idempotencyKeyReused();
+  if (kept.requestHash !== request.requestHash) throw new IdempotencyKeyReused();
   return { status: kept.status, body: kept.body };
 }
 
@@ -57,7 +57,7 @@ export async function answerOnce(
 ): Promise<{ answer: Answer; replayed: boolean }> {
   const { tenantId, key } = request;
   const id = `${tenantId}\u0000${key}`;
-  if (running.has(id)) throw problems.idempotencyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
+  if (running.has(id)) throw new IdempotencyKeyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
   running.add(id);
   try {
     // The usual retry finds its answer with this one statement, outside any transaction.
@@ -66,7 +66,7 @@ export async function answerOnce(
     const work = await prepare();
     return await db.transaction(async (tx) => {
       if (!(await tryLockKey(tx, tenantId, key))) {
-        throw problems.idempotencyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
+        throw new IdempotencyKeyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
       }
       const committed = await keptAnswer(tx, tenantId, key);
       if (committed) return { answer: replay(committed, request), replayed: true };

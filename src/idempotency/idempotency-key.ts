@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { problems } from '../http/problems.js';
+import { InvalidIdempotencyKey } from './idempotency-errors.js';
 
 /** The header of extensions.md 8, as Node names it (lower case). */
 export const IDEMPOTENCY_KEY = 'idempotency-key';
@@ -16,7 +16,7 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[IDEMPOTENCY_KEY];
   if (value === undefined) return undefined;
   const key = Array.isArray(value) ? value.join(', ') : value;
-  if (!VALID_KEY.test(key)) throw problems.invalidIdempotencyKey();
+  if (!VALID_KEY.test(key)) throw new InvalidIdempotencyKey();
   return key;
 }
 

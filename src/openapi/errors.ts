@@ -1,6 +1,7 @@
+import { ValidationCrash } from '../batch/batch-errors.js';
 import type { HttpProblem } from '../http/problems.js';
 import { problems } from '../http/problems.js';
-import { serverErrorMessage, ValidationCrash } from '../http/server-errors.js';
+import { serverErrorMessage } from '../http/server-errors.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { schemaRef } from './json-schema.js';
 

@@ -1,4 +1,4 @@
-import { NOW_UTC } from '../db/sql.js';
+import { NOW_UTC } from '../fields/date-time.js';
 import { choice, dateTime, decimal, flag, integer, text, timeOfDay } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { NOW_UTC } from '../db/sql.js';
+import { NOW_UTC } from '../fields/date-time.js';
 
 /**
  * Acknowledges the tenant's given deliveries that are still pending and answers the given codes the

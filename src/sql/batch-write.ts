@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import { ident, NOW_UTC } from '../db/sql.js';
+import { ident } from '../db/sql.js';
+import { NOW_UTC } from '../fields/date-time.js';
 import type { ItemsField, SqlType } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 

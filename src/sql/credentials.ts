@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { NOW_UTC } from '../db/sql.js';
-import { dateTimeSql } from '../fields/date-time.js';
+import { dateTimeSql, NOW_UTC } from '../fields/date-time.js';
 
 // Subscription keys and API clients: only their hashes are stored, so every row here holds a hash
 // made by src/auth/, never a key or a secret.

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
-import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { rateLimiterFor } from '../http/rate-limit.js';
 import { ApiClientVerifier } from './client-verifier.js';
 import { FailureThrottle } from './failure-throttle.js';
-import { createGuard } from './guard.js';
+import { createGuard } from './guard-hook.js';
 import { SubscriptionKeyVerifier } from './key-verifier.js';
 import { once, serverSecret, tokenSigningKey } from './server-secrets.js';
 import { tokenRoutes } from './token-route.js';
@@ -13,7 +12,7 @@ import { tokenRoutes } from './token-route.js';
 export interface AuthDeps {
   db: Database;
   /** rateLimitPerMinute absent or 0: no rate limit. */
-  config: Pick<Config, 'tokenSecret' | 'tokenTtlSeconds'> & Partial<Pick<Config, 'rateLimitPerMinute'>>;
+  config: { tokenSecret: string | undefined; tokenTtlSeconds: number; rateLimitPerMinute?: number };
   /** The app's metrics registry, to which the authentication's own counters are added. */
   metrics?: { registry: Registry } | undefined;
 }

@@ -1,0 +1,45 @@
+import {
+  BatchArrayRefused,
+  BatchNotAdmitted,
+  BodyTooLarge,
+  InvalidBatch,
+  InvalidBatchParameter,
+} from '../batch/batch-errors.js';
+import {
+  IdempotencyKeyInProgress,
+  IdempotencyKeyReused,
+  InvalidIdempotencyKey,
+} from '../idempotency/idempotency-errors.js';
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
+import { type HttpProblem, problems } from './problems.js';
+
+/**
+ * The answer to each refusal of the domain layers (src/batch/batch-errors.ts,
+ * src/idempotency/idempotency-errors.ts), or undefined for any other error. The error handler and the
+ * routes that keep an answer (a 400 under an Idempotency-Key) both ask here, so a refusal has one
+ * answer wherever it is sent from.
+ */
+export function problemOf(error: unknown): HttpProblem | undefined {
+  if (error instanceof BatchArrayRefused) {
+    return error.rule === 'tooManyItems' ? problems.tooManyItems(MAX_BATCH_ITEMS) : problems[error.rule]();
+  }
+  if (error instanceof InvalidBatch) return problems.invalidItems(error.errors);
+  if (error instanceof BodyTooLarge) return problems.bodyTooLarge(error.limit);
+  if (error instanceof InvalidBatchParameter)
+    return problems.invalidBatchParameter(error.parameter, error.reason);
+  if (error instanceof BatchNotAdmitted) {
+    switch (error.reason) {
+      case 'queueFull':
+        return problems.batchQueueFull(error.retryAfterSeconds);
+      case 'bodiesFull':
+        return problems.batchBodiesFull(error.retryAfterSeconds);
+      case 'busy':
+        return problems.batchBusy(error.retryAfterSeconds);
+    }
+  }
+  if (error instanceof InvalidIdempotencyKey) return problems.invalidIdempotencyKey();
+  if (error instanceof IdempotencyKeyReused) return problems.idempotencyKeyReused();
+  if (error instanceof IdempotencyKeyInProgress)
+    return problems.idempotencyInProgress(error.retryAfterSeconds);
+  return undefined;
+}
