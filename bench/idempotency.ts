@@ -26,10 +26,14 @@ async function main(): Promise<void> {
   console.log(
     `\n${formatTable(['workload', 'median', 'compared with', 'ratio'], idempotencyLines(results), 1)}`,
   );
-  // Every sample, in round order: PGlite's upkeep shows as single slow writes.
-  for (const { backend, samples } of results) {
-    for (const [variant, values] of Object.entries(samples)) {
-      console.log(`${backend} ${variant}: ${values.map((v) => v.toFixed(0)).join(' ')}`);
+  // Every sample, in round order, as observed and less its upkeep: PGlite's upkeep shows as single
+  // slow writes in the first.
+  for (const { backend, samples, observed } of results) {
+    for (const variant of Object.keys(samples) as (keyof typeof samples)[]) {
+      const seen = observed[variant].map((v) => v.toFixed(0)).join(' ');
+      console.log(
+        `${backend} ${variant}: ${seen} | less upkeep ${samples[variant].map((v) => v.toFixed(0)).join(' ')}`,
+      );
     }
   }
   console.log(`\nload average (1 min) at end ${load1()}`);

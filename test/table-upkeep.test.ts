@@ -56,6 +56,10 @@ describe('TableUpkeep', () => {
     assert.equal(vacuums().length, 2, 'stocks counts on its own');
     await upkeep.wrote('products', 1);
     assert.equal(vacuums().filter((s) => s.startsWith('VACUUM (ANALYZE) "products"')).length, 2);
+    // Every run is counted, with its time (GET /metrics).
+    const stats = upkeep.stats();
+    assert.equal(stats.runs, 3);
+    assert.ok(stats.seconds > 0 && stats.seconds < 1, `${stats.seconds} s`);
   });
 
   test('a table seen first starts from the rows the planner counted: a restart waits for 20 % more', async () => {
@@ -124,6 +128,27 @@ describe('TableUpkeep', () => {
         ['delivery_items', 3],
         ['deliveries', 1],
       ]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('its runs and their time are on GET /metrics', async () => {
+    const db = await openPglite(undefined);
+    try {
+      await migrate(db);
+      const tenant = await appForNewTenant(db);
+      const counted = async (name: string) => {
+        const text = await tenant.app.metrics.registry.metrics();
+        const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+        return line === undefined ? undefined : Number(line.split(' ')[1]);
+      };
+      assert.equal(await counted('sfa_db_upkeep_runs_total'), 0);
+      const items = Array.from({ length: 1_500 }, (_, at) => ({ code: `M${at}`, description: 'upkeep' }));
+      assert.equal((await tenant.post('/api/products/batch-create', items)).status, 201);
+      assert.equal(await counted('sfa_db_upkeep_runs_total'), 1, 'a table never analysed: 1,500 rows run it');
+      const seconds = (await counted('sfa_db_upkeep_seconds_total'))!;
+      assert.ok(seconds > 0 && seconds < 30, `${seconds} s`);
     } finally {
       await db.close();
     }

@@ -14,7 +14,7 @@ import {
   tenantId,
 } from './databases.js';
 import { Client } from './load.js';
-import { type ChildServer, CLI, serverEnv, startServer } from './server.js';
+import { type ChildServer, CLI, freePort, serverEnv, startServer } from './server.js';
 import { batchRatio, formatTable, median, ms, ratio } from './stats.js';
 import { type ServiceTenant, serviceTenant } from './tenant.js';
 import {
@@ -50,6 +50,8 @@ export interface Sides {
   /** PostgreSQL: the database both sides write to; PGlite: undefined (the raw side has its own). */
   url: string | undefined;
   baseUrl: string;
+  /** The server's GET /metrics (its own listener, METRICS_PORT). */
+  metricsUrl: string;
   tenant: ServiceTenant;
   raw: RawClient;
   rawTenant: number;
@@ -206,6 +208,8 @@ export async function prepareSides(backend: Backend, cpuProfDir?: string): Promi
   } else {
     env.DATA_DIR = tempDir('sfa-bench-pglite-');
   }
+  const metricsPort = await freePort();
+  env.METRICS_PORT = String(metricsPort);
   const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   let server: ChildServer | undefined;
   const tenant = await serviceTenant({
@@ -223,6 +227,7 @@ export async function prepareSides(backend: Backend, cpuProfDir?: string): Promi
     server,
     url,
     baseUrl: server.baseUrl,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     tenant,
     raw,
     rawTenant: await createRawTenant(raw),

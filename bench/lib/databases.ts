@@ -95,6 +95,7 @@ function asDatabase(db: PGlite): Database {
     backend: 'pglite',
     sharedByProcesses: false,
     poolStats: () => ({ max: 1, total: 1 }),
+    upkeepStats: () => ({ runs: 0, seconds: 0 }),
     ...wrap(db),
     statementRows: Number.POSITIVE_INFINITY,
     async wrote() {},

@@ -157,6 +157,7 @@ export async function readStatement(path: string, tenant: number): Promise<State
     backend: 'postgres',
     sharedByProcesses: true,
     poolStats: () => ({ max: 1, total: 1 }),
+    upkeepStats: () => ({ runs: 0, seconds: 0 }),
     async query<Row>(sql: string, params?: readonly unknown[]) {
       captured = { sql, params: [...(params ?? [])] };
       return [{ total: 0, item_count: 0, data: '[]' }] as Row[];

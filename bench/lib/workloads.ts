@@ -165,6 +165,7 @@ export async function rawStatement(
     backend: 'postgres',
     sharedByProcesses: true,
     poolStats: () => ({ max: 1, total: 1 }),
+    upkeepStats: () => ({ runs: 0, seconds: 0 }),
     async query<Row>(sql: string, params?: readonly unknown[]) {
       captured = { sql, params: params ?? [] };
       return [{ created: 0 }] as Row[];

@@ -1,3 +1,5 @@
+import type { UpkeepStats } from './table-upkeep.js';
+
 /**
  * The one narrow interface the rest of the code sees. Two implementations: PostgreSQL (pg pool) and
  * embedded PGlite. Both speak the same PostgreSQL dialect, so every statement is written once; where
@@ -39,6 +41,8 @@ export interface Database extends Queryable {
   readonly statementRows: number;
   /** Connection usage, for metrics. */
   poolStats(): PoolStats;
+  /** The statistics upkeep that `wrote` ran in this process so far (src/db/table-upkeep.ts), for metrics. */
+  upkeepStats(): UpkeepStats;
 }
 
 export interface PoolStats {

@@ -48,6 +48,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
     // One in-process connection, always open, and no pool in front of it.
     poolStats: () => ({ max: 1, total: 1 }),
+    upkeepStats: () => upkeep.stats(),
     async close() {
       try {
         await db.close();

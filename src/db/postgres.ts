@@ -196,6 +196,7 @@ export function openPostgres(options: PostgresOptions): Database {
       idle: pool.idleCount,
       waiting: pool.waitingCount,
     }),
+    upkeepStats: () => upkeep.stats(),
   };
   const upkeep = new TableUpkeep(database, POSTGRES_UPKEEP);
   return database;

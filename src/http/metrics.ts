@@ -111,6 +111,23 @@ export class AppMetrics implements BatchMetrics {
         () => db.poolStats().waiting ?? 0,
       );
     }
+    // Counters read from the database at scrape time: the upkeep counts its own runs.
+    const counter = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    counter(
+      'sfa_db_upkeep_runs_total',
+      'Statistics upkeep runs (ANALYZE, or VACUUM (ANALYZE) on PGlite) after bulk writes, inside the request that crossed the threshold',
+      () => db.upkeepStats().runs,
+    );
+    counter('sfa_db_upkeep_seconds_total', 'Time spent in statistics upkeep', () => db.upkeepStats().seconds);
   }
 
   requestAnswered(route: string, method: string, statusCode: number, seconds: number): void {
