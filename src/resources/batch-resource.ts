@@ -65,7 +65,7 @@ export interface ResourceReference {
 function resourceReference(definition: BatchResourceDefinition, fieldList: readonly Field[]) {
   const positions = fieldList.flatMap((field, at) => (field.references ? [at] : []));
   if (positions.length > 1) {
-    // The pipeline runs one query for unknown keys (write-sql.ts); two references would need two.
+    // The pipeline runs one query for unknown keys (src/sql/batch-write.ts); two references would need two.
     throw new Error(`${definition.name}: at most one field may refer to another resource`);
   }
   const position = positions[0];
