@@ -1,14 +1,23 @@
 /**
  * What the change feed costs a batch write (issue 15: "no more than 10 % slower than before the feed
  * existed"), measured in one run: the service's own write statement (src/sql/batch-write.ts, built
- * from the declarations, its column literals from the service's own check) on two copies of a table
- * that differ only in the feed's index on (tenant_id, change_xid, key). Without that index the
- * change_xid column is still set, as before the feed nothing indexed it: what is left is the cost of
- * the index entry per written row, and, for upserts, of updates that can no longer be HOT.
+ * from the declarations, its column literals from the service's own check) on three copies of a table:
  *
- * Workloads as in bench:batch: 10,000 stocks of new keys; 10,000 prices of which 5,000 new and 5,000
- * changed. Rounds alternate the two tables. PostgreSQL: one statement; PGlite: the service's chunks of
- * 2,000 rows in one transaction. Run with `npm run bench:feed-cost` (`-- --quick`: fewer rounds).
+ * - before the feed: no index on (tenant_id, change_xid, key), the product reference checked by a
+ *   foreign key, the statement without its own reference count;
+ * - feed + foreign key: the feed's index added (what migration 008 did), so an index entry per written
+ *   row and, for upserts, updates that can no longer be HOT;
+ * - feed + statement check: as the service writes now (migration 010): the feed's index, no foreign
+ *   key, the statement counting the inserted rows that name a missing product, in a transaction (the
+ *   service rolls it back when there are some).
+ *
+ * The change_xid column is on every copy (before the feed nothing indexed it). Workloads as in
+ * bench:batch: 10,000 stocks of new keys; the same 10,000 again (every key exists: nothing written, but
+every reference still checked by the statement, where the foreign key checked none); 10,000 prices of
+which 5,000 new and 5,000 changed. Each round
+ * writes to the three copies in an order that rotates; every write must insert the rows it should.
+ * PostgreSQL: one statement; PGlite: the service's chunks of 2,000 rows in one transaction. Run with
+ * `npm run bench:feed-cost` (`-- --quick`: fewer rounds).
  */
 import { NO_OPTIONS } from '../src/batch/batch-options.js';
 import { checkItems } from '../src/batch/process-batch.js';
@@ -22,28 +31,64 @@ import { cleanupAll } from './lib/cleanup.js';
 import {
   createPgDatabase,
   createRawTenant,
+  insertRawProducts,
   type RawClient,
   rawPglite,
   rawPostgres,
 } from './lib/databases.js';
 import { benchMain, describeMachine, envInt, load1 } from './lib/options.js';
 import { batchRatio, formatTable, median, ms } from './lib/stats.js';
-import { priceItems, priceSeedItems, stockItems } from './lib/workloads.js';
+import {
+  BATCH_ITEMS,
+  PRODUCT_COUNT,
+  priceItems,
+  priceSeedItems,
+  productCode,
+  stockItems,
+} from './lib/workloads.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = envInt('BENCH_ROUNDS', quick ? 5 : 15, 1, 50);
 
 type Resource = typeof stocks;
-const SIDES = ['without', 'with'] as const;
+const SIDES = ['before', 'feedForeignKey', 'feedChecked'] as const;
+type Side = (typeof SIDES)[number];
+const SIDE_LABELS: Record<Side, string> = {
+  before: 'before the feed',
+  feedForeignKey: 'feed + foreign key',
+  feedChecked: 'feed + statement check',
+};
+/** The workloads of bench:batch, and the rows each inserts. */
+const WORKLOADS = [
+  { name: 'stocks', label: 'stocks 10k new keys', created: BATCH_ITEMS },
+  { name: 'stocksAgain', label: 'stocks 10k, all keys existing', created: 0 },
+  { name: 'prices', label: 'prices 10k upsert (5k new, 5k changed)', created: BATCH_ITEMS / 2 },
+] as const;
+
+/** The statement as it was before migration 010: no reference count (the foreign key checked). */
+function withoutReferenceCount(sql: string): string {
+  const out = sql
+    .replace(/, t\."[a-z_]+" AS reference/, '')
+    .replace(/,\n {2}count\(\*\) FILTER \(WHERE inserted AND reference[^\n]*AS missing/, '');
+  if (out.includes('missing') || out.includes('reference')) {
+    throw new Error(`the reference count is still in:\n${out}`);
+  }
+  return out;
+}
 
 /**
- * A copy of the resource's table with its columns, defaults and indexes (its feed index dropped for
- * `without`). LIKE copies no foreign key: neither side checks the product reference.
+ * A copy of the resource's table with its columns, defaults and indexes (LIKE copies no foreign key):
+ * the feed's index dropped for `before`, the foreign key to products added where there was one.
  */
-async function copyTable(raw: RawClient, resource: Resource, side: (typeof SIDES)[number]): Promise<string> {
-  const copy = `${resource.table}_${side}_feed`;
+async function copyTable(raw: RawClient, resource: Resource, side: Side): Promise<string> {
+  const copy = `${resource.table}_${side.toLowerCase()}`;
   await raw.query(`CREATE TABLE ${copy} (LIKE ${resource.table} INCLUDING ALL)`);
-  if (side === 'without') {
+  if (side !== 'feedChecked') {
+    await raw.query(
+      `ALTER TABLE ${copy} ADD FOREIGN KEY (tenant_id, product_code) REFERENCES products (tenant_id, code)`,
+    );
+  }
+  if (side === 'before') {
     const [index] = await raw.query<{ name: string }>(
       "SELECT indexname AS name FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%change_xid%'",
       [copy],
@@ -73,26 +118,41 @@ async function migratedPostgres(): Promise<RawClient> {
   return rawPostgres(url);
 }
 
-async function write(raw: RawClient, sql: string, tenant: number, chunks: string[][]): Promise<number> {
+/**
+ * Runs the chunks, in one transaction when several or when the statement checks references (as the
+ * service does); the time and the rows inserted.
+ */
+async function write(
+  raw: RawClient,
+  sql: string,
+  tenant: number,
+  chunks: string[][],
+): Promise<{ elapsed: number; created: number }> {
   const started = performance.now();
-  if (chunks.length > 1) await raw.query('BEGIN');
-  for (const columns of chunks) await raw.query(sql, [tenant, ...columns]);
-  if (chunks.length > 1) await raw.query('COMMIT');
-  return performance.now() - started;
+  let created = 0;
+  const inTransaction = chunks.length > 1 || sql.includes('AS missing');
+  if (inTransaction) await raw.query('BEGIN');
+  for (const columns of chunks) {
+    const [row] = await raw.query<{ created: number; missing?: number }>(sql, [tenant, ...columns]);
+    if (row?.missing) throw new Error(`${row.missing} rows name a missing product`);
+    created += row?.created ?? 0;
+  }
+  if (inTransaction) await raw.query('COMMIT');
+  return { elapsed: performance.now() - started, created };
 }
 
 async function measure(backend: 'postgres' | 'pglite'): Promise<string[][]> {
   const raw = backend === 'postgres' ? await migratedPostgres() : await rawPglite();
   const rows = backend === 'postgres' ? Number.POSITIVE_INFINITY : PGLITE_STATEMENT_ROWS;
   const tenant = await createRawTenant(raw);
+  const codes = Array.from({ length: PRODUCT_COUNT }, (_, at) => productCode(at));
+  await insertRawProducts(raw, tenant, codes);
   const statements = new Map<string, string>();
   for (const resource of [stocks, prices]) {
     for (const side of SIDES) {
       const copy = await copyTable(raw, resource, side);
-      statements.set(
-        `${resource.name} ${side}`,
-        buildWriteSql(resource).replaceAll(`"${resource.table}"`, `"${copy}"`),
-      );
+      const sql = buildWriteSql(resource).replaceAll(`"${resource.table}"`, `"${copy}"`);
+      statements.set(`${resource.name} ${side}`, side === 'feedChecked' ? sql : withoutReferenceCount(sql));
     }
   }
   const seed = await chunksOf(prices, priceSeedItems(), rows);
@@ -100,31 +160,41 @@ async function measure(backend: 'postgres' | 'pglite'): Promise<string[][]> {
   const times = new Map<string, number[]>();
   // Round 0 warms the plans and the caches up; it is not counted.
   for (let round = 0; round <= ROUNDS; round++) {
-    const work: [Resource, string[][]][] = [
-      [stocks, await chunksOf(stocks, stockItems(round), rows)],
-      [prices, await chunksOf(prices, priceItems(round + 1), rows)],
-    ];
-    const order = round % 2 === 0 ? [...SIDES] : [...SIDES].reverse();
-    for (const [resource, chunks] of work) {
-      for (const side of order) {
-        const key = `${resource.name} ${side}`;
-        const elapsed = await write(raw, statements.get(key)!, tenant, chunks);
+    const stockChunks = await chunksOf(stocks, stockItems(round), rows);
+    const work = {
+      stocks: [stocks, stockChunks],
+      stocksAgain: [stocks, stockChunks],
+      prices: [prices, await chunksOf(prices, priceItems(round + 1), rows)],
+    } as const;
+    for (const workload of WORKLOADS) {
+      const [resource, chunks] = work[workload.name];
+      for (let at = 0; at < SIDES.length; at++) {
+        const side = SIDES[(at + round) % SIDES.length]!;
+        const { elapsed, created } = await write(raw, statements.get(`${resource.name} ${side}`)!, tenant, [
+          ...chunks,
+        ]);
+        const key = `${workload.name} ${side}`;
+        if (created !== workload.created) {
+          throw new Error(`${key}, round ${round}: ${created} rows inserted, not ${workload.created}`);
+        }
         if (round > 0) times.set(key, [...(times.get(key) ?? []), elapsed]);
       }
     }
   }
   await raw.close();
-  const label = { stocks: 'stocks 10k new keys', prices: 'prices 10k upsert (5k new, 5k changed)' };
-  return [stocks, prices].map((resource) => {
-    const without = times.get(`${resource.name} without`)!;
-    const withFeed = times.get(`${resource.name} with`)!;
-    return [
-      label[resource.name as keyof typeof label],
-      backend,
-      `${ms(median(without))} ms`,
-      `${ms(median(withFeed))} ms`,
-      `${batchRatio(withFeed, without)} (bound 1.1x)`,
-    ];
+  return WORKLOADS.flatMap((workload) => {
+    const before = times.get(`${workload.name} before`)!;
+    return (['feedForeignKey', 'feedChecked'] as const).map((side) => {
+      const now = times.get(`${workload.name} ${side}`)!;
+      return [
+        workload.label,
+        backend,
+        SIDE_LABELS[side],
+        `${ms(median(before))} ms`,
+        `${ms(median(now))} ms`,
+        `${batchRatio(now, before)} (bound 1.1x)`,
+      ];
+    });
   });
 }
 
@@ -140,7 +210,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `\n${formatTable(['write statement', 'backend', 'without the feed index', 'with it', 'ratio'], lines, 2)}`,
+    `\n${formatTable(['write statement', 'backend', 'write', 'before the feed', 'with it', 'ratio'], lines, 3)}`,
   );
   console.log(`\nload average (1 min) at end ${load1()}`);
 }

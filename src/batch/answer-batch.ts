@@ -41,8 +41,16 @@ export type BatchResult =
       written?: { prepared: PreparedWrite } | undefined;
     };
 
-/** foreign_key_violation: only the reference can fail (the tenant exists, items follow their parent). */
-const FOREIGN_KEY_VIOLATION = '23503';
+/**
+ * A chunk's rows name a missing reference, so its statement wrote nothing. Thrown to undo what the
+ * batch's earlier chunks wrote (their transaction or savepoint).
+ */
+class MissingReferences extends Error {
+  constructor() {
+    super('a reference names no row');
+    this.name = 'MissingReferences';
+  }
+}
 
 const statements = new Map<string, string>();
 
@@ -124,15 +132,17 @@ async function execute(
       throw error;
     }
   }
-  if (statementCount > 1) return db.transaction(run);
+  // Several statements are one batch; a write that may name a missing reference is rolled back when
+  // it does (the statement only counts them).
+  if (statementCount > 1 || mayFail) return db.transaction(run);
   return withRetry(() => run(db));
 }
 
 /**
  * The batch pipeline after the check: an invalid batch is refused (with its unknown references), a
  * valid one written with one statement (or the valid items of a skipped one), and counted. Unknown
- * references are found by the foreign key, so a valid batch costs no extra round trip; only a batch
- * that fails on it, or has invalid items, pays the query that names them. on_invalid=skip with a
+ * references are counted by the write statement itself, so a valid batch costs no extra round trip;
+ * only a batch that names one, or has invalid items, pays the query that names them. on_invalid=skip with a
  * reference pays it first: those items are rejected, and the statement leaves them out.
  */
 export async function answerChecked(
@@ -182,6 +192,7 @@ export async function answerChecked(
     const inserted: number[] = [];
     for (let c = 0; c < chunks.length; c++) {
       const row = await runBatchWrite(on, sql, tenantId, chunks[c]!);
+      if (row.missing > 0) throw new MissingReferences();
       created += row.created;
       for (const n of row.inserted ?? []) inserted.push(c * chunkRows + n - 1);
     }
@@ -192,15 +203,15 @@ export async function answerChecked(
     const mayFail = resource.reference !== undefined && unknown === undefined;
     written = await execute(target, run, options.dryRun, mayFail, chunks.length);
   } catch (error) {
-    if (resource.reference === undefined || (error as { code?: unknown }).code !== FOREIGN_KEY_VIOLATION) {
-      throw error;
-    }
-    const refused = await refuse(q, tenantId, resource, {
+    if (!(error instanceof MissingReferences)) throw error;
+    const answer = await refuse(q, tenantId, resource, {
       rows: checked.rows(),
       errors: [...checked.errors],
     });
-    if (refused.kind === 'invalid' && refused.errors.length === 0) throw error;
-    return refused;
+    // Referred rows are only ever added: one that was missing at the write and exists now makes the
+    // batch valid, so the client may send it again (a 500 that wrote nothing is never kept).
+    if (answer.kind === 'invalid' && answer.errors.length === 0) throw error;
+    return answer;
   }
 
   // Items and distinct rows whose reference is unknown were left out of the statement.

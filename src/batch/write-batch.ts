@@ -213,12 +213,17 @@ export async function writePrepared(
     statements.set(resource, sql);
   }
   const write = async (target: Queryable, columns: readonly string[]) => {
-    return (await runBatchWrite(target, sql, tenantId, columns)).created;
+    const written = await runBatchWrite(target, sql, tenantId, columns);
+    // The statement only counts rows naming a missing reference; throwing rolls them back.
+    if (written.missing > 0)
+      throw new Error(`${written.missing} rows name a missing ${resource.reference?.name}`);
+    return written.created;
   };
   let created: number;
   const { chunks, items, distinct } = prepared;
-  if (chunks.length > 1) {
-    // Several statements of the database's size (PGlite), all or nothing together.
+  if (chunks.length > 1 || resource.reference) {
+    // Several statements of the database's size (PGlite), or one that may name a missing reference:
+    // all or nothing together.
     created = await db.transaction(async (tx) => {
       let sum = 0;
       for (const columns of chunks) sum += await write(tx, columns);
