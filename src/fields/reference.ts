@@ -1,8 +1,7 @@
 /**
  * A field whose value must name a row of another batch resource by its key (stocks, factors and prices
- * name a product by its code). Declared in the field table; the batch layer writes nothing for it but
- * the foreign key of the migration, which refuses unknown keys, and the one query that names them for
- * the 400 (src/sql/batch-write.ts).
+ * name a product by its code). Declared in the field table; the write statement counts the rows that
+ * name no row (no foreign key), and one query names them for the 400 (src/sql/batch-write.ts).
  */
 export interface Reference {
   /**
