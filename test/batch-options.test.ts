@@ -119,7 +119,7 @@ for (const backend of backends()) {
         assert.equal(dryRefused.status, 400);
         assert.deepEqual(dryRefused.body, realRefused.body);
         assert.equal(dryRefused.body.errors[0].errors[0].field, 'product_code');
-        // A valid batch whose only fault is an unknown product (the foreign key path).
+        // A valid batch whose only fault is an unknown product (the write statement refuses it).
         const onlyUnknown = [{ product_code: 'NOPE', location: 'X' }];
         const dryFk = await tenant.post(`${STOCKS}?dry_run=true`, sized(onlyUnknown, large));
         assert.equal(dryFk.status, 400);

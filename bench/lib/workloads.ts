@@ -1,5 +1,6 @@
+import { loadBatch } from '../../src/batch/load-batch.js';
 import { validateItems } from '../../src/batch/validate-items.js';
-import { deduplicate, statementColumns, writeBatch } from '../../src/batch/write-batch.js';
+import { deduplicate, statementColumns } from '../../src/batch/write-batch.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
 import type { Database } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
@@ -177,15 +178,16 @@ export async function rawStatement(
     async close() {},
   };
   const rows = batch.rows as FieldValue[][];
-  await writeBatch(capture, tenantId, resource, rows);
-  if (!captured) throw new Error('writeBatch sent no statement');
-  if (captured.sql !== buildWriteSql(resource)) throw new Error('writeBatch sent another statement');
+  // The service's own pipeline, as the command line and demo data run it.
+  await loadBatch(capture, tenantId, resource, items);
+  if (!captured) throw new Error('loadBatch sent no statement');
+  if (captured.sql !== buildWriteSql(resource)) throw new Error('loadBatch sent another statement');
   // The raw side sends the same rows as JavaScript arrays, serialised by the driver, as a program
   // writing raw SQL would; the service writes the array literals itself (src/db/array-literal.ts).
   const columns = statementColumns(resource, deduplicate(resource, rows));
   const literals = columns.map(arrayLiteral);
   if (literals.some((literal, at) => literal !== captured!.params[at + 1])) {
-    throw new Error('writeBatch sent other rows');
+    throw new Error('loadBatch sent other rows');
   }
   return { sql: captured.sql, params: [tenantId, ...columns] };
 }

@@ -3,6 +3,7 @@ import type { BatchResource } from '../resources/batch-resource.js';
 import {
   batchSavepoint,
   buildWriteSql,
+  isMissingReferences,
   missingReferences,
   runBatchWrite,
   type WriteSqlOptions,
@@ -41,21 +42,10 @@ export type BatchResult =
       written?: { prepared: PreparedWrite } | undefined;
     };
 
-/**
- * A chunk's rows name a missing reference, so its statement wrote nothing. Thrown to undo what the
- * batch's earlier chunks wrote (their transaction or savepoint).
- */
-class MissingReferences extends Error {
-  constructor() {
-    super('a reference names no row');
-    this.name = 'MissingReferences';
-  }
-}
-
 const statements = new Map<string, string>();
 
 function writeStatement(resource: BatchResource, options: WriteSqlOptions): string {
-  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.knownReferencesOnly ? 1 : 0}`;
+  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.leaveOutReferences ? 1 : 0}`;
   let sql = statements.get(name);
   if (!sql) {
     sql = buildWriteSql(resource, options);
@@ -96,10 +86,11 @@ interface Written {
 }
 
 /**
- * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on the
+ * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on a
  * reference runs under a savepoint: the dry run is undone, the failure leaves the transaction usable
- * for the 400 that is kept. On its own: one statement (atomic, retried on deadlock), several in one
- * transaction (PGlite's chunks), a dry run in a transaction that is rolled back.
+ * for the 400 that is kept. On its own: one statement (atomic, a failure included; retried on
+ * deadlock), several in one transaction (PGlite's chunks), a dry run in a transaction that is rolled
+ * back.
  */
 async function execute(
   target: WriteTarget,
@@ -132,18 +123,17 @@ async function execute(
       throw error;
     }
   }
-  // Several statements are one batch; a write that may name a missing reference is rolled back when
-  // it does (the statement only counts them).
-  if (statementCount > 1 || mayFail) return db.transaction(run);
+  if (statementCount > 1) return db.transaction(run);
   return withRetry(() => run(db));
 }
 
 /**
  * The batch pipeline after the check: an invalid batch is refused (with its unknown references), a
  * valid one written with one statement (or the valid items of a skipped one), and counted. Unknown
- * references are counted by the write statement itself, so a valid batch costs no extra round trip;
- * only a batch that names one, or has invalid items, pays the query that names them. on_invalid=skip with a
- * reference pays it first: those items are rejected, and the statement leaves them out.
+ * references are found by the write statement itself, which then fails whole, so a valid batch costs
+ * no extra round trip; only a batch that names one, or has invalid items, pays the query that names
+ * them. on_invalid=skip with a reference pays it first: those items are rejected, and the statement
+ * leaves them out.
  */
 export async function answerChecked(
   target: WriteTarget,
@@ -158,8 +148,9 @@ export async function answerChecked(
   const skip = checked.invalid !== undefined;
   let rejectedItems = skip ? invalidCount(checked) : 0;
   let rejectedErrors = checked.errors;
-  // Per item: 1 when its reference is unknown (on_invalid=skip only).
+  // Per item: 1 when its reference is unknown (on_invalid=skip only), and those references.
   let unknown: Uint8Array | undefined;
+  let leftOutKeys: string[] | undefined;
   if (skip && resource.reference) {
     const rows = checked.rows();
     const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
@@ -179,39 +170,45 @@ export async function answerChecked(
       markUnknownReferences(resource, marked, missing);
       rejectedErrors = marked.errors;
       rejectedItems += count;
+      leftOutKeys = [...missing];
     }
   }
 
+  // The statement leaves out exactly the rows rejected here, even if one of their references is
+  // added meanwhile: the answer's counts and outcomes match what was written.
   const sql = writeStatement(resource, {
     outcomes: options.outcomes,
-    knownReferencesOnly: unknown !== undefined,
+    leaveOutReferences: leftOutKeys !== undefined,
   });
   const { chunks, chunkRows } = prepared;
   const run = async (on: Queryable): Promise<Written> => {
     let created = 0;
     const inserted: number[] = [];
     for (let c = 0; c < chunks.length; c++) {
-      const row = await runBatchWrite(on, sql, tenantId, chunks[c]!);
-      if (row.missing > 0) throw new MissingReferences();
+      const row = await runBatchWrite(on, sql, tenantId, chunks[c]!, leftOutKeys);
       created += row.created;
       for (const n of row.inserted ?? []) inserted.push(c * chunkRows + n - 1);
     }
     return { created, inserted };
   };
-  let written: Written;
-  try {
-    const mayFail = resource.reference !== undefined && unknown === undefined;
-    written = await execute(target, run, options.dryRun, mayFail, chunks.length);
-  } catch (error) {
-    if (!(error instanceof MissingReferences)) throw error;
-    const answer = await refuse(q, tenantId, resource, {
-      rows: checked.rows(),
-      errors: [...checked.errors],
-    });
-    // Referred rows are only ever added: one that was missing at the write and exists now makes the
-    // batch valid, so the client may send it again (a 500 that wrote nothing is never kept).
-    if (answer.kind === 'invalid' && answer.errors.length === 0) throw error;
-    return answer;
+  // A write that leaves out every missing reference found just before cannot name one (referred rows
+  // are never deleted): it needs no savepoint.
+  const mayFail = resource.reference !== undefined && leftOutKeys === undefined;
+  let written: Written | undefined;
+  for (let attempt = 1; written === undefined; attempt++) {
+    try {
+      written = await execute(target, run, options.dryRun, mayFail, chunks.length);
+    } catch (error) {
+      if (!isMissingReferences(error)) throw error;
+      const answer = await refuse(q, tenantId, resource, {
+        rows: checked.rows(),
+        errors: [...checked.errors],
+      });
+      if (answer.kind === 'invalid' && answer.errors.length > 0) return answer;
+      // Nothing is missing now: the referred row was committed between the write's snapshot and
+      // this query (referred rows are only ever added), so the batch is valid. Written again, once.
+      if (attempt === 2) throw error;
+    }
   }
 
   // Items and distinct rows whose reference is unknown were left out of the statement.

@@ -1,8 +1,7 @@
 import { arrayLiteral } from '../db/array-literal.js';
-import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { buildWriteSql, childColumns, runBatchWrite } from '../sql/batch-write.js';
+import { childColumns } from '../sql/batch-write.js';
 
 export interface BatchCounts {
   created: number;
@@ -115,8 +114,6 @@ function childParams(resource: BatchResource, rows: readonly FieldValue[][]): Fi
   );
 }
 
-const statements = new WeakMap<BatchResource, string>();
-
 /**
  * The statement's parameters for some distinct rows: the tenant, then one array per column (as array
  * literals: see arrayLiteral), the children's columns last.
@@ -185,59 +182,6 @@ export function prepareWrite(
     ...(rowItems ? { rowItems } : {}),
     ...(duplicateOf ? { duplicateOf } : {}),
   };
-}
-
-/**
- * Writes a validated batch with one statement: atomic on its own (all of it or nothing), so it needs no
- * BEGIN/COMMIT round trips; retried whole on a deadlock or serialization failure.
- */
-export async function writeBatch(
-  db: Database,
-  tenantId: number,
-  resource: BatchResource,
-  rows: readonly FieldValue[][],
-): Promise<BatchCounts> {
-  return writePrepared(db, tenantId, resource, prepareWrite(resource, rows, db.statementRows));
-}
-
-/** Runs a prepared write's statements (several, in one transaction, on PGlite) and counts the rows. */
-export async function writePrepared(
-  db: Database,
-  tenantId: number,
-  resource: BatchResource,
-  prepared: PreparedWrite,
-): Promise<BatchCounts> {
-  let sql = statements.get(resource);
-  if (!sql) {
-    sql = buildWriteSql(resource);
-    statements.set(resource, sql);
-  }
-  const write = async (target: Queryable, columns: readonly string[]) => {
-    const written = await runBatchWrite(target, sql, tenantId, columns);
-    // The statement only counts rows naming a missing reference; throwing rolls them back.
-    if (written.missing > 0)
-      throw new Error(`${written.missing} rows name a missing ${resource.reference?.name}`);
-    return written.created;
-  };
-  let created: number;
-  const { chunks, items, distinct } = prepared;
-  if (chunks.length > 1 || resource.reference) {
-    // Several statements of the database's size (PGlite), or one that may name a missing reference:
-    // all or nothing together.
-    created = await db.transaction(async (tx) => {
-      let sum = 0;
-      for (const columns of chunks) sum += await write(tx, columns);
-      return sum;
-    });
-  } else {
-    created = await withRetry(() => write(db, chunks[0]!));
-  }
-  const counts: BatchCounts =
-    resource.onExisting === 'ignore'
-      ? { created, updated: 0, ignored: items - created }
-      : { created, updated: distinct - created, ignored: items - distinct };
-  await noteWrites(db.wrote.bind(db), resource, prepared, counts);
-  return counts;
 }
 
 /** Tells the database's upkeep how many rows the batch changed, its children's included. */

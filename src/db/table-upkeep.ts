@@ -107,6 +107,7 @@ export class TableUpkeep {
   /**
    * The runs so far and their time (GET /metrics): the upkeep lands inside the request that crossed a
    * threshold, so a latency outlier can be told from it, and a benchmark can take it out of a sample.
+   * A failed run counts too, and the time includes the row count that follows: what the request bore.
    */
   stats(): UpkeepStats {
     return { ...this.#stats };

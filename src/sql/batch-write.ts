@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { sqlState } from '../db/failures.js';
 import { ident } from '../db/sql.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import type { ItemsField, SqlType } from '../fields/field.js';
@@ -19,11 +20,13 @@ export interface WriteSqlOptions {
    */
   outcomes?: boolean;
   /**
-   * Leave out rows whose reference names a key the referred table lacks (on_invalid=skip: they are
-   * reported as rejected). Without it, the statement answers `missing`: how many of the rows it
-   * inserted name a missing key (the caller then rolls back).
+   * Leave out the rows whose reference is one of the keys of the statement's last parameter (a text
+   * array): on_invalid=skip reports them as rejected, because a query before the write found those keys
+   * missing. The statement then writes exactly the rows that were not rejected, even if one of those
+   * keys was added since. Every form fails with SFA01 when a row it wrote names a missing key
+   * (isMissingReferences).
    */
-  knownReferencesOnly?: boolean;
+  leaveOutReferences?: boolean;
 }
 
 /**
@@ -33,15 +36,16 @@ export interface WriteSqlOptions {
  * same statement. It returns one row with the number of rows inserted; for upserts, rows whose values
  * did not change are left alone.
  *
- * References are checked by the statement, as a set, in its own snapshot: `missing` counts the rows
- * it wrote whose reference names no row of the referred table. When it is not 0 the caller rolls the
- * statement back (it runs in a transaction) and answers the 400 that names them. When the reference is
- * part of the key (stocks, factors, prices), only inserted rows need the check: a row that conflicted
- * names a row that existed when its key was first written, and referred rows are never deleted (no
- * endpoint or command deletes master data). Otherwise an upsert may change a row's reference, and
- * every row written is checked. A foreign key did this before, at one trigger
- * and one FOR KEY SHARE lock of the referred row per inserted row: 40 of the 113 ms of 10,000 stocks
- * (docs/decisions.md, "References checked by the write").
+ * References are checked by the statement, as a set, in its own snapshot: its last step counts the
+ * rows it wrote whose reference names no row of the referred table and passes the count to
+ * refuse_missing_references (migration 011), which raises SFA01 when it is not 0, so the statement
+ * fails whole and the caller names the missing keys for the 400. When the reference is part of the key
+ * (stocks, factors, prices), only inserted rows need the check: a row that conflicted names a row that
+ * existed when its key was first written, and referred rows are never deleted (no endpoint or command
+ * deletes master data). Otherwise an upsert may change a row's reference, and every row written is
+ * checked. A foreign key did this before, at one trigger and one FOR KEY SHARE lock of the referred row
+ * per inserted row: 40 of the 113 ms of 10,000 stocks (docs/decisions.md, "References checked by the
+ * write").
  */
 export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions = {}): string {
   const { table, key } = resource;
@@ -95,18 +99,21 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
   const reference = resource.reference;
   const refers = (value: string) =>
     `EXISTS (SELECT 1 FROM ${ident(reference!.table)} r WHERE r.tenant_id = $1 AND r.${ident(reference!.column)} = ${value})`;
-  const known =
-    reference && options.knownReferencesOnly ? `\n  WHERE ${refers(`i.${ident(reference.name)}`)}` : '';
-  // The inserted rows' references, counted by the final SELECT (a reference left empty names nothing).
-  const checksReferences = reference !== undefined && !options.knownReferencesOnly;
-  const checkedRows = reference && key.includes(reference.name) ? 'inserted AND ' : '';
+  const childCount = resource.children ? childColumns(resource).length + 1 : 0;
+  const leaveOut =
+    reference && options.leaveOutReferences
+      ? `\n  WHERE NOT EXISTS (SELECT 1 FROM unnest($${columns.length + 2 + childCount}::text[]) AS l(key) WHERE l.key = i.${ident(reference.name)})`
+      : '';
+  // The written rows' references, checked by the final SELECT (a reference left empty names nothing).
+  const checksReferences = reference !== undefined;
+  const checkedRows = reference && key.includes(reference.name) ? 'w.inserted AND ' : '';
   const returnedReference = checksReferences ? `, t.${ident(reference.name)} AS reference` : '';
   const returnedKeys = options.outcomes
     ? keyColumns.map((c, at) => `, t.${ident(c.name)} AS k${at}`).join('')
     : '';
   const written = `INSERT INTO ${ident(table)} AS t (${insertColumns})
   SELECT ${values}
-  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})${known}
+  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})${leaveOut}
   ORDER BY ${orderBy('i', keyColumns)}
   ON CONFLICT (${conflictTarget}) ${onConflict}
   RETURNING ${parentKey} AS parent_key${returnedKeys}${returnedReference}, (xmax = 0) AS inserted`;
@@ -139,14 +146,14 @@ children AS (
   (SELECT array_agg(a.n::int) FROM written w JOIN unnest(${keyArrays}) WITH ORDINALITY AS a(${keyNames.join(', ')}, n) ON ${joined} WHERE w.inserted) AS inserted`;
   }
 
-  const missingCount = checksReferences
+  const missingCheck = checksReferences
     ? `,
-  count(*) FILTER (WHERE ${checkedRows}reference IS NOT NULL AND NOT ${refers('reference')})::int AS missing`
+  refuse_missing_references(count(*) FILTER (WHERE ${checkedRows}w.reference IS NOT NULL AND NOT ${refers('w.reference')})) AS missing`
     : '';
   return `WITH written AS (
   ${written}
 )${children}
-SELECT count(*) FILTER (WHERE inserted)::int AS created${insertedPositions}${missingCount} FROM written`;
+SELECT count(*) FILTER (WHERE w.inserted)::int AS created${insertedPositions}${missingCheck} FROM written w`;
 }
 
 function childField(resource: BatchResource): ItemsField {
@@ -204,22 +211,30 @@ export async function missingReferences(
 export interface ChunkWritten {
   created: number;
   inserted: number[] | null;
-  /** Rows whose reference names no referred row: when not 0, the statement wrote nothing. */
-  missing: number;
 }
 
-/** Runs a write statement of buildWriteSql on one chunk's column literals. */
+/** SQLSTATE of refuse_missing_references (migration 011). */
+const MISSING_REFERENCES = 'SFA01';
+
+/** The write statement failed because a row it wrote names a missing reference: it wrote nothing. */
+export function isMissingReferences(error: unknown): boolean {
+  return sqlState(error) === MISSING_REFERENCES;
+}
+
+/**
+ * Runs a write statement of buildWriteSql on one chunk's column literals (and, for leaveOutReferences,
+ * the keys to leave out).
+ */
 export async function runBatchWrite(
   q: Queryable,
   sql: string,
   tenantId: number,
   columns: readonly string[],
+  leftOutKeys?: readonly string[],
 ): Promise<ChunkWritten> {
-  const [row] = await q.query<{ created: number; inserted?: number[] | null; missing?: number }>(sql, [
-    tenantId,
-    ...columns,
-  ]);
-  return { created: row?.created ?? 0, inserted: row?.inserted ?? null, missing: row?.missing ?? 0 };
+  const params = leftOutKeys ? [tenantId, ...columns, leftOutKeys] : [tenantId, ...columns];
+  const [row] = await q.query<{ created: number; inserted?: number[] | null }>(sql, params);
+  return { created: row?.created ?? 0, inserted: row?.inserted ?? null };
 }
 
 /**
