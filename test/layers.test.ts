@@ -65,6 +65,16 @@ test('no module imports from a layer above its own', () => {
   assert.deepEqual(upward, []);
 });
 
+test('only the HTTP layer and the process know the web framework', () => {
+  const below = LAYERS.indexOf('http');
+  const knowing = files.filter(
+    (file) =>
+      LAYERS.indexOf(layerOf(file)) < below &&
+      /from\s*'(?:fastify|@fastify\/[^']+)'/.test(readFileSync(join(SRC, file), 'utf8')),
+  );
+  assert.deepEqual(knowing, []);
+});
+
 test('the rule sees the imports it judges (a module of every layer imports something)', () => {
   const importing = new Set(files.filter((f) => importsOf(f).length > 0).map(layerOf));
   assert.deepEqual([...importing].sort(), [...LAYERS].sort());

@@ -10,7 +10,7 @@ import { problemOf } from '../http/domain-problems.js';
 import { RawJson } from '../http/json-body.js';
 import type { BatchMetrics } from '../http/metrics.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
-import { idempotencyKeyOf } from '../idempotency/idempotency-key.js';
+import { idempotencyKeyOf } from '../idempotency/idempotency-key-hook.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,

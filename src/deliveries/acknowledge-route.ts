@@ -5,7 +5,7 @@ import { parseJsonBytes } from '../fields/json-text.js';
 import { RawJson } from '../http/json-body.js';
 import { HttpProblem, problems } from '../http/problems.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
-import { checkIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { checkIdempotencyKey } from '../idempotency/idempotency-key-hook.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,

@@ -4,9 +4,9 @@ import { HttpProblem } from '../http/problems.js';
 import type { ListResource } from '../resources/list-resource.js';
 import { listPageStatement } from '../sql/list-page.js';
 import type { FilteredTotals } from './filtered-totals.js';
-import { linkBase } from './link-base.js';
 import { readListPage } from './list-page.js';
 import { listParamRules, listQuery } from './list-params.js';
+import { linkBase } from './list-route-links.js';
 import { sendPage } from './page-reply.js';
 import { checkQuery } from './query-params.js';
 
