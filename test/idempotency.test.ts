@@ -358,6 +358,13 @@ for (const backend of backends()) {
       const invalid = await send(tenant, ACKNOWLEDGE, [5], 'bad');
       assert.equal(invalid.status, 400);
       assert.equal((await send(tenant, ACKNOWLEDGE, [5], 'bad')).headers['idempotent-replayed'], 'true');
+      // The array rules' 400s are kept too: replayed, and the key is the empty array's alone.
+      const empty = await send(tenant, ACKNOWLEDGE, [], 'empty');
+      assert.equal(empty.status, 400, empty.text);
+      const emptyAgain = await send(tenant, ACKNOWLEDGE, [], 'empty');
+      assert.equal(emptyAgain.headers['idempotent-replayed'], 'true');
+      assert.equal(emptyAgain.text, empty.text);
+      assert.equal((await send(tenant, ACKNOWLEDGE, ['D1'], 'empty')).status, 422);
     });
   });
 }

@@ -1,9 +1,10 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { checkBatchArray } from '../batch/batch-array.js';
+import { BatchArrayRefused, InvalidBatch } from '../batch/batch-errors.js';
 import type { Database, Queryable } from '../db/database.js';
 import { parseJsonBytes } from '../fields/json-text.js';
+import { problemOf } from '../http/domain-problems.js';
 import { RawJson } from '../http/json-body.js';
-import { HttpProblem, problems } from '../http/problems.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
 import { checkIdempotencyKey } from '../idempotency/idempotency-key-hook.js';
 import {
@@ -29,12 +30,12 @@ function codesOf(body: unknown): string[] {
     try {
       parsed = parseJsonBytes(body.bytes);
     } catch {
-      throw problems.invalidJson();
+      throw new BatchArrayRefused('invalidJson');
     }
   }
   const codes = checkBatchArray(parsed);
   const refused = notDeliveryCodes(codes);
-  if (refused.length > 0) throw problems.invalidItems(refused);
+  if (refused.length > 0) throw new InvalidBatch(refused);
   return codes as string[];
 }
 
@@ -61,8 +62,11 @@ export function registerAcknowledgeRoute(app: FastifyInstance, deps: Acknowledge
         try {
           codes = codesOf(body);
         } catch (error) {
-          if (!(error instanceof HttpProblem)) throw error;
-          const answer = problemAnswer(error);
+          // The 400s of the array rules and of elements that are not codes are answers like any
+          // other (kept for a key).
+          const problem = problemOf(error);
+          if (problem?.statusCode !== 400) throw error;
+          const answer = problemAnswer(problem);
           return async () => answer;
         }
         return async (tx: Queryable | undefined): Promise<Answer> => {
