@@ -193,6 +193,23 @@ for (const backend of backends()) {
       }
     });
 
+    test('retries of a request that has finished, sent at the same moment: every one is the replay, none 409', async () => {
+      const db = await backend.db();
+      // Four of the tenant's batches may run at once, so the retries do meet inside the process.
+      const tenant = await appForNewTenant(db, { batchConcurrency: 4, batchConcurrencyPerTenant: 4 });
+      const key = randomUUID();
+      const body = products(10, 'finished');
+      const first = await send(tenant, PRODUCTS, body, key);
+      assert.equal(first.status, 201, first.text);
+      // Nothing runs under the key any more: "in progress" would be untrue.
+      const retries = await Promise.all(Array.from({ length: 4 }, () => send(tenant, PRODUCTS, body, key)));
+      for (const retry of retries) {
+        assert.equal(retry.status, 201, retry.text);
+        assert.equal(retry.text, first.text);
+        assert.equal(retry.headers['idempotent-replayed'], 'true');
+      }
+    });
+
     if (backend.name === 'postgres') {
       test('409 while another instance runs the key: its transaction holds the key, seen across connections', async () => {
         const db = await backend.db();

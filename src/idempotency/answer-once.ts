@@ -57,12 +57,17 @@ export async function answerOnce(
 ): Promise<{ answer: Answer; replayed: boolean }> {
   const { tenantId, key } = request;
   const id = `${tenantId}\u0000${key}`;
+  // Checked before the lookup: on PGlite the lookup would wait for the running request's transaction
+  // and replay it, never answer 409.
+  if (running.has(id)) throw new IdempotencyKeyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
+  // The usual retry finds its answer with this one statement, outside any transaction. Retries of a
+  // finished request that arrive together all replay: a lookup does not mark the key as running.
+  const kept = await keptAnswer(db, tenantId, key);
+  if (kept) return { answer: replay(kept, request), replayed: true };
+  // Another request with the key started while this one looked.
   if (running.has(id)) throw new IdempotencyKeyInProgress(IN_PROGRESS_RETRY_AFTER_SECONDS);
   running.add(id);
   try {
-    // The usual retry finds its answer with this one statement, outside any transaction.
-    const kept = await keptAnswer(db, tenantId, key);
-    if (kept) return { answer: replay(kept, request), replayed: true };
     const work = await prepare();
     return await db.transaction(async (tx) => {
       if (!(await tryLockKey(tx, tenantId, key))) {
