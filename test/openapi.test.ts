@@ -255,6 +255,8 @@ describe('the OpenAPI document', () => {
       assert.doesNotMatch(text, /\.md\b|backoffice-api|extensions|\bsection\b|\bspec\b/i, text);
       // Section numbers such as (4.3 to 4.9); RFC sections (RFC 6749 5.1) name a public document.
       assert.doesNotMatch(text.replace(/RFC \d+ \d+(\.\d+)*/g, ''), /\(\d+\.\d+\b/, text);
+      // A value left out of a sentence (a required parameter's empty default).
+      assert.doesNotMatch(text, /\b(default|of|to)\s*$/, text);
     }
   });
 

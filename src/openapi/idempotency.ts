@@ -73,7 +73,8 @@ export const invalidKeyExample = problemExamples({
 
 const PARAMETER_TEXTS: Record<(typeof BATCH_PARAMETERS)[number]['name'], string> = {
   outcomes:
-    'true: the answer lists every item in array order (`items`): its index, its key fields as sent, and ' +
+    'true: the answer lists every item in array order (`items`; with on_invalid=skip, every item not ' +
+    'rejected: a rejected one is in `errors`): its index, its key fields as sent, and ' +
     'created, updated or ignored; a repeated key has the outcome at the occurrence applied (first for ' +
     'insert-if-absent, last for upserts) and ignored with duplicateOf at the others.',
   dry_run:

@@ -31,7 +31,8 @@ function ruleText(rule: ParamRule): string {
     case 'integer':
       return `${rule.max === undefined ? `at least ${rule.min}` : `${rule.min} to ${rule.max}`}, default ${rule.default}`;
     case 'choice':
-      return `one of ${rule.values.join(', ')}, default ${rule.default}`;
+      // A required choice (the feed's resource) has no default to name.
+      return `one of ${rule.values.join(', ')}${rule.default === '' ? '' : `, default ${rule.default}`}`;
   }
 }
 
