@@ -201,6 +201,11 @@ for (const backend of backends()) {
         codes,
         'commit order, then key',
       );
+      // A page that takes exactly the last records says so: no empty page after it.
+      assert.deepEqual(
+        (await drain(tenant, 'products', empty.next, 5)).pages.map((page) => page.length),
+        [5, 5, 5, 5, 5],
+      );
       const limits = await changes(tenant, 'resource=products&limit=1000');
       assert.equal(limits.data.length, 25);
       assert.equal((await changes(tenant, 'resource=products&limit=1')).data.length, 1);
@@ -215,6 +220,50 @@ for (const backend of backends()) {
         factors.records.map((f) => f.unit),
         [0.5, 2, 12.5, 100],
       );
+    });
+
+    test('limit defaults to 100', async () => {
+      const tenant = await appForNewTenant(await backend.db());
+      await seed(
+        tenant,
+        Array.from({ length: 101 }, (_, n) => `P${String(n).padStart(3, '0')}`),
+      );
+      const page = await changes(tenant, 'resource=products');
+      assert.equal(page.data.length, 100);
+      assert.equal(page.hasMore, true);
+      const rest = await changes(tenant, `resource=products&after=${page.next}`);
+      assert.deepEqual(
+        rest.data.map((p) => p.code),
+        ['P100'],
+      );
+      assert.equal(rest.hasMore, false);
+    });
+
+    test('an upsert of master data moves the record to the end of its feed, with updated_at', async () => {
+      const tenant = await appForNewTenant(await backend.db());
+      await seed(tenant, ['P1', 'P2']);
+      await load(tenant, '/api/prices/batch-create', [
+        { product_code: 'P1', price_list: 'L1', price: '10.00' },
+        { product_code: 'P2', price_list: 'L1', price: '20.00' },
+      ]);
+      const products = await drain(tenant, 'products');
+      const prices = await drain(tenant, 'prices');
+      await load(tenant, '/api/products/batch-create', [{ code: 'P1', description: 'renamed' }]);
+      await load(tenant, '/api/prices/batch-create', [
+        { product_code: 'P2', price_list: 'L1', price: '25.50' },
+      ]);
+      const movedProducts = (await drain(tenant, 'products', products.next)).records;
+      assert.deepEqual(
+        movedProducts.map((p) => [p.code, p.description]),
+        [['P1', 'renamed']],
+      );
+      assert.match(movedProducts[0].updated_at, DATE_TIME);
+      const movedPrices = (await drain(tenant, 'prices', prices.next)).records;
+      assert.deepEqual(
+        movedPrices.map((p) => [p.product_code, Number(p.price)]),
+        [['P2', 25.5]],
+      );
+      assert.match(movedPrices[0].updated_at, DATE_TIME);
     });
 
     test('parameters: resource required and known, limit 1 to 1000, after a cursor of this resource', async () => {
