@@ -186,6 +186,19 @@ for (const backend of backends()) {
         assert.equal(notArray.body.errors[0].message, 'Request body must be an array');
         const empty = await tenant.post(`${PAYMENT_METHODS}?on_invalid=skip`, sized([], large));
         assert.equal(empty.body.errors[0].message, 'Request body cannot be empty');
+        const tooLong = await tenant.post(
+          `${PAYMENT_METHODS}?on_invalid=skip`,
+          Array.from({ length: 10_001 }, (_, n) => ({ code: `M${n}`, description: 'Cash' })),
+        );
+        assert.equal(tooLong.status, 400);
+        assert.equal(tooLong.body.errors[0].message, 'Array exceeds maximum limit of 10000 items');
+        const broken = await tenant.post(
+          `${PAYMENT_METHODS}?on_invalid=skip`,
+          large ? `[{"code":${' '.repeat(WORKER_BODY_BYTES)}` : '[{"code":',
+        );
+        assert.equal(broken.status, 400);
+        assert.equal(broken.body.errors[0].message, 'Invalid JSON in request body');
+        assert.equal(await countRows(db, 'payment_methods', tenant.tenantId), 0);
       });
 
       test('on_invalid=skip with dry_run: counts and rejections, nothing written', async () => {

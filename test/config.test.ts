@@ -13,6 +13,8 @@ test('defaults: embedded database under ./data, port 3000 on loopback, generated
   assert.equal(config.tokenSecret, undefined);
   assert.equal(config.tokenTtlSeconds, 3600);
   assert.equal(config.statementTimeoutMs, 60_000);
+  // extensions.md 8: kept answers live at least 7 days.
+  assert.equal(config.idempotencyTtlSeconds, 7 * 86400);
   assert.ok(Object.isFrozen(config));
 });
 
@@ -27,12 +29,14 @@ test('values from the environment', () => {
     TOKEN_TTL_SECONDS: '600',
     DB_POOL_SIZE: '25',
     DB_STATEMENT_TIMEOUT_MS: '15000',
+    IDEMPOTENCY_TTL_SECONDS: String(30 * 86400),
   });
   assert.equal(config.databaseUrl, 'postgresql://app@db:5432/sfa');
   assert.equal(config.dataDir, '/var/lib/sfa');
   assert.deepEqual([config.port, config.host, config.logLevel], [8080, '0.0.0.0', 'warn']);
   assert.deepEqual([config.tokenTtlSeconds, config.poolSize], [600, 25]);
   assert.equal(config.statementTimeoutMs, 15_000);
+  assert.equal(config.idempotencyTtlSeconds, 30 * 86400);
 });
 
 test('a bad value stops the start with a message naming the setting and the value', () => {
@@ -46,6 +50,15 @@ test('a bad value stops the start with a message naming the setting and the valu
       /^DB_STATEMENT_TIMEOUT_MS must be a whole number from 100 to 3600000/,
     ],
     [{ TOKEN_TTL_SECONDS: '30' }, /^TOKEN_TTL_SECONDS must be a whole number from 60 to 86400/],
+    // Fewer than 7 days would break the promise of extensions.md 8; more than a year is a mistake.
+    [
+      { IDEMPOTENCY_TTL_SECONDS: String(7 * 86400 - 1) },
+      /^IDEMPOTENCY_TTL_SECONDS must be a whole number from 604800 to 31622400/,
+    ],
+    [
+      { IDEMPOTENCY_TTL_SECONDS: String(366 * 86400 + 1) },
+      /^IDEMPOTENCY_TTL_SECONDS must be a whole number from 604800 to 31622400/,
+    ],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/$/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of .*, got "loud"$/],
     [{ TOKEN_SECRET: 'short' }, /^TOKEN_SECRET must be at least 32 bytes long$/],
