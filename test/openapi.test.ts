@@ -6,6 +6,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { validateItems } from '../src/batch/validate-items.js';
 import { ACKNOWLEDGE_BODY_LIMIT } from '../src/deliveries/acknowledge.js';
@@ -447,6 +448,76 @@ for (const backend of backends()) {
       });
       assert.equal(form.status, 415);
       assertDocumented('post', '/api/users/batch-create', form);
+    });
+
+    test('retry-safe and option answers match the document: dry run, outcomes, skip, replay, 400, 409, 422', async () => {
+      const db = await backend.db();
+      const tenant = await appForNewTenant(db);
+      const STOCKS = '/api/stocks/batch-create';
+      const documented = (response: { status: number; body: unknown }) =>
+        assertDocumented('post', STOCKS, response);
+      assert.equal(
+        (await tenant.post('/api/products/batch-create', [{ code: 'P1', description: 'one' }])).status,
+        201,
+      );
+      const body = [
+        { product_code: 'P1', location: 'W1' },
+        { product_code: 'NOPE', location: 'W1' },
+        { product_code: 'P1', location: 'W1' },
+      ];
+      const dry = await tenant.post(`${STOCKS}?dry_run=true&outcomes=true`, body.slice(0, 1));
+      assert.equal(dry.status, 200, JSON.stringify(dry.body));
+      documented(dry);
+      const key = { 'idempotency-key': randomUUID() };
+      const skipped = await tenant.post(`${STOCKS}?outcomes=true&on_invalid=skip`, body, key);
+      assert.equal(skipped.status, 201, JSON.stringify(skipped.body));
+      assert.deepEqual(
+        [skipped.body.rejected, skipped.body.items.length, skipped.body.errors.length],
+        [1, 2, 1],
+      );
+      documented(skipped);
+      const replay = await tenant.post(`${STOCKS}?outcomes=true&on_invalid=skip`, body, key);
+      assert.deepEqual(replay, skipped);
+      const reused = await tenant.post(STOCKS, body.slice(0, 1), key);
+      assert.equal(reused.status, 422);
+      documented(reused);
+      const malformed = await tenant.post(STOCKS, body, { 'idempotency-key': 'two words' });
+      assert.equal(malformed.status, 400);
+      documented(malformed);
+      if (backend.name === 'postgres') {
+        // 409: the key's lock held by another instance's transaction (one connection on PGlite: none).
+        const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+        await other.connect();
+        try {
+          const busyKey = randomUUID();
+          await other.query('BEGIN');
+          await other.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
+            tenant.tenantId,
+            busyKey,
+          ]);
+          const busy = await tenant.post(STOCKS, body, { 'idempotency-key': busyKey });
+          assert.equal(busy.status, 409);
+          documented(busy);
+        } finally {
+          await other.end();
+        }
+      }
+    });
+
+    test('change feed answers match the document: a page and a refused cursor', async () => {
+      const tenant = await appForNewTenant(await backend.db());
+      assert.equal(
+        (await tenant.post('/api/products/batch-create', [{ code: 'P1', description: 'one' }])).status,
+        201,
+      );
+      for (const resource of ['products', 'customers', 'deliveries']) {
+        const page = await tenant.get(`/v1/changes?resource=${resource}`);
+        assert.equal(page.status, 200);
+        assertDocumented('get', '/v1/changes', page);
+      }
+      const refused = await tenant.get('/v1/changes?resource=products&after=nope');
+      assert.equal(refused.status, 400);
+      assertDocumented('get', '/v1/changes', refused);
     });
 
     test('every documented body limit is the limit of the route', async () => {
