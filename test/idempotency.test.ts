@@ -65,11 +65,11 @@ async function lastWrite(db: Queryable, tenantId: number): Promise<string> {
 }
 
 /** A database whose batch write statement fails once (a 500) when armed. */
-function failingOnce(db: Database): Database & { arm(): void } {
+function failingOnce(db: Database, statement = 'WITH written'): Database & { arm(): void } {
   let armed = false;
   const wrap = (q: Queryable): Queryable => ({
     query: (text, params) => {
-      if (armed && text.startsWith('WITH written')) {
+      if (armed && text.startsWith(statement)) {
         armed = false;
         return Promise.reject(Object.assign(new Error('simulated failure'), { code: '08006' }));
       }
@@ -252,6 +252,26 @@ for (const backend of backends()) {
       assert.equal((await send(view, PRODUCTS, products(3), key)).headers['idempotent-replayed'], 'true');
     });
 
+    test('the answer fails to be kept after the batch wrote: 500, neither rows nor answer, the retry writes once', async () => {
+      const db = await backend.db();
+      // The statement that keeps the answer (src/sql/idempotency.ts), run after the batch's write.
+      const failing = failingOnce(db, 'WITH expired');
+      const tenant = await appForNewTenant(db);
+      const app = await buildApp({ db: failing, config: testAuthConfig, logLevel: 'silent' });
+      after(() => app.close());
+      const view = { app, headers: tenant.headers };
+      const key = randomUUID();
+      failing.arm();
+      const failed = await send(view, PRODUCTS, products(3), key);
+      assert.equal(failed.status, 500, failed.text);
+      assert.equal(await keptRows(db, tenant.tenantId), 0);
+      assert.equal(await countRows(db, 'products', tenant.tenantId), 0, 'the batch is rolled back with it');
+      const retry = await send(view, PRODUCTS, products(3), key);
+      assert.equal(retry.status, 201, retry.text);
+      assert.equal(JSON.parse(retry.text).created, 3);
+      assert.equal(await keptRows(db, tenant.tenantId), 1);
+    });
+
     test('the 400s of validation are kept: the same request is answered the same even after the data changed', async () => {
       const db = await backend.db();
       const tenant = await appForNewTenant(db);
@@ -382,6 +402,10 @@ for (const backend of backends()) {
       assert.equal(emptyAgain.headers['idempotent-replayed'], 'true');
       assert.equal(emptyAgain.text, empty.text);
       assert.equal((await send(tenant, ACKNOWLEDGE, ['D1'], 'empty')).status, 422);
+      // A malformed key is refused here too, before anything runs.
+      const malformed = await send(tenant, ACKNOWLEDGE, ['D1'], 'two words');
+      assert.equal(malformed.status, 400);
+      assert.equal(JSON.parse(malformed.text).errors[0].field, 'Idempotency-Key');
     });
   });
 }
