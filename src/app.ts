@@ -20,6 +20,7 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './idempotency/keyed-reply.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
+import { feedGeneration } from './sql/feed-positions.js';
 import { VERSION } from './version.js';
 
 declare module 'fastify' {
@@ -161,7 +162,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const resource of batchResources) {
     registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission, idempotency });
   }
-  registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
+  registerReadRoutes(app, {
+    db: options.db,
+    authenticate,
+    publicBaseUrl: options.config.publicBaseUrl,
+    feedGeneration: await feedGeneration(options.db),
+  });
   registerAcknowledgeRoute(app, { db: options.db, authenticate, idempotency });
   registerDocs(app);
   return app;

@@ -5,6 +5,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
+import { renumberedText, renumberFeedAfterRestore } from './read/feed-renumbering.js';
 import { seedTenant } from './seed/seed.js';
 import { type RunningServer, startServer } from './server.js';
 import {
@@ -281,6 +282,8 @@ program
     try {
       const { applied } = await migrate(db);
       print(applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date');
+      const renumbered = await renumberFeedAfterRestore(db);
+      if (renumbered) print(renumberedText(renumbered));
     } finally {
       await db.close();
     }

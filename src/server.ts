@@ -5,6 +5,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
+import { renumberedText, renumberFeedAfterRestore } from './read/feed-renumbering.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
 
@@ -35,8 +36,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
+    const renumbered = await renumberFeedAfterRestore(db);
     const demo = await createDemoTenant(db);
     app = await buildApp({ db, config, logLevel: config.logLevel });
+    if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
     const running = app;
     return {

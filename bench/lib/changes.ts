@@ -79,8 +79,9 @@ export function feedStatementAfter(
   cursor: string,
 ): { sql: string; params: unknown[] } {
   const feed = feedResourceNamed('customers')!;
-  const position = decodeCursor(feed, cursor);
-  if (!position?.key) throw new Error(`not a cursor of a row: ${cursor}`);
+  // The benchmark's database was never restored: generation 0.
+  const position = decodeCursor(feed, cursor, 0);
+  if (typeof position !== 'object' || !position.key) throw new Error(`not a cursor of a row: ${cursor}`);
   return {
     sql: changesStatement(feed).after,
     params: [tenantId, limit, position.xid, ...position.key],

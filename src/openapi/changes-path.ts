@@ -41,7 +41,9 @@ download the whole resource by following \`next\` until \`hasMore\` is false, th
 and appears there with its current values; a page never holds a record twice. No gaps: a write that commits
 after an answer appears after that answer's \`next\`, however transactions overlap (a write still in
 progress holds back the records after it until it ends). A cursor never expires; an empty page answers the
-cursor sent (or, without one, a cursor for the start). Each page costs the same at any depth.
+cursor sent (or, without one, a cursor for the start). Each page costs the same at any depth. Only after
+the service's database was restored into another server may cursors from before be refused (400 naming
+\`after\`): download again without \`after\`.
 
 Records have the shape of their list (customers, deliveries with their items and \`acknowledged_at\`) or,
 for master data, their batch fields plus \`created_at\` and \`updated_at\`, with the lists' DateTime and

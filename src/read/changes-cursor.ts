@@ -3,16 +3,22 @@ import type { FeedPosition } from '../sql/changes.js';
 
 /**
  * The change feed's cursor (extensions.md 10): opaque to clients, base64url of a small JSON object
- * {"r": resource, "x": xid8 as text, "k": [key values as text] or null}. It never names the tenant:
- * the tenant comes from the credentials, so a cursor passed to another tenant reads that tenant's
- * rows only. It never expires: a position in (change_xid, key) order stays meaningful for ever.
+ * {"r": resource, "x": xid8 as text, "k": [key values as text] or null}, plus "g": the generation of
+ * the feed's positions once they were renumbered after a restore into another cluster
+ * (src/sql/feed-positions.ts; absent: generation 0). It never names the tenant: the tenant comes from
+ * the credentials, so a cursor passed to another tenant reads that tenant's rows only. It never
+ * expires: a position in (change_xid, key) order stays meaningful for ever, within its generation.
  */
 
 interface CursorBody {
   r: string;
   x: string;
   k: string[] | null;
+  g?: number;
 }
+
+/** A cursor of this resource that names an earlier generation of the feed's positions. */
+export const STALE = Symbol('stale cursor');
 
 /** The largest xid8 (2^64 - 1): past it PostgreSQL would refuse the cast with an error, not a 400. */
 const MAX_XID8 = 18_446_744_073_709_551_615n;
@@ -25,8 +31,9 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 /** A surrogate not paired (with the u flag a pair is one code point, not of category Cs). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
-export function encodeCursor(resource: string, position: FeedPosition): string {
+export function encodeCursor(resource: string, position: FeedPosition, generation = 0): string {
   const body: CursorBody = { r: resource, x: position.xid, k: position.key ? [...position.key] : null };
+  if (generation > 0) body.g = generation;
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
@@ -35,9 +42,14 @@ export const START: FeedPosition = { xid: '0', key: null };
 
 /**
  * The position of a cursor of this resource, or undefined when it is not one: not base64url JSON of
- * the right shape, another resource's, or with a key that its columns could not compare.
+ * the right shape, another resource's, or with a key that its columns could not compare. STALE when
+ * it is one of another generation than the feed's (`generation`): its position means nothing now.
  */
-export function decodeCursor(feed: FeedResource, text: string): FeedPosition | undefined {
+export function decodeCursor(
+  feed: FeedResource,
+  text: string,
+  generation: number,
+): FeedPosition | typeof STALE | undefined {
   if (!BASE64URL.test(text)) return undefined;
   let body: unknown;
   try {
@@ -47,9 +59,12 @@ export function decodeCursor(feed: FeedResource, text: string): FeedPosition | u
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   // Exactly the fields this service writes: anything else was not made here.
-  if (Object.keys(body).sort().join() !== 'k,r,x') return undefined;
-  const { r, x, k } = body as Partial<CursorBody>;
+  const fields = Object.keys(body).sort().join();
+  if (fields !== 'k,r,x' && fields !== 'g,k,r,x') return undefined;
+  const { r, x, k, g } = body as Partial<CursorBody>;
+  if (g !== undefined && !(Number.isSafeInteger(g) && g > 0)) return undefined;
   if (r !== feed.name || typeof x !== 'string' || !XID.test(x) || BigInt(x) > MAX_XID8) return undefined;
+  if ((g ?? 0) !== generation) return STALE;
   if (k === null) return { xid: x, key: null };
   const { key } = feed.source;
   if (!Array.isArray(k) || k.length !== key.length) return undefined;

@@ -1,6 +1,6 @@
 import { type FeedResource, feedResourceNamed, feedResources } from '../resources/feed.js';
 import type { FeedPosition } from '../sql/changes.js';
-import { decodeCursor } from './changes-cursor.js';
+import { decodeCursor, STALE } from './changes-cursor.js';
 import { checkQuery, type ParamError, type ParamRule } from './query-params.js';
 
 /** Page size of the feed (extensions.md 10): the customer list's own bounds. */
@@ -19,6 +19,9 @@ export const changesParamRules: Readonly<Record<string, ParamRule>> = {
 };
 
 export const AFTER_MESSAGE = 'Parameter must be the next cursor of an earlier answer for this resource';
+/** A cursor handed out before the feed was renumbered (src/sql/feed-positions.ts). */
+export const STALE_AFTER_MESSAGE =
+  'Cursor is from before the feed was renumbered (a database restore): download again without after';
 
 export interface ChangesQuery {
   feed: FeedResource;
@@ -32,6 +35,8 @@ export interface ChangesQuery {
 /** A feed request's query checked (extensions.md 6 and 10): the query, or every problem with it. */
 export function changesQuery(
   query: unknown,
+  /** The generation of the feed's cursors (src/sql/feed-positions.ts). */
+  generation: number,
 ): { ok: true; query: ChangesQuery } | { ok: false; errors: ParamError[] } {
   const given = (query ?? {}) as Record<string, unknown>;
   const errors: ParamError[] = [];
@@ -41,7 +46,8 @@ export function changesQuery(
   if (!checked.ok || errors.length > 0) return { ok: false, errors };
   const feed = feedResourceNamed(checked.values.resource as string)!;
   const afterText = checked.values.after as string | undefined;
-  const after = afterText === undefined ? undefined : decodeCursor(feed, afterText);
+  const after = afterText === undefined ? undefined : decodeCursor(feed, afterText, generation);
+  if (after === STALE) return { ok: false, errors: [{ field: 'after', message: STALE_AFTER_MESSAGE }] };
   if (afterText !== undefined && after === undefined) {
     return { ok: false, errors: [{ field: 'after', message: AFTER_MESSAGE }] };
   }

@@ -13,12 +13,19 @@ export const CHANGES_PATH = '/v1/changes';
  * resource of src/resources/feed.ts. The page's JSON is PostgreSQL's (DateTimes and numbers as the
  * lists write them), sent as is.
  */
-export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteDeps, 'db' | 'authenticate'>) {
+export function registerChangesRoute(
+  app: FastifyInstance,
+  deps: Pick<ListRouteDeps, 'db' | 'authenticate'> & {
+    /** The generation of the feed's cursors, read at start (src/sql/feed-positions.ts). */
+    feedGeneration: number;
+  },
+) {
+  const generation = deps.feedGeneration;
   const statements = new Map<string, ChangesStatement>(
     feedResources.map((feed) => [feed.name, changesStatement(feed)]),
   );
   app.get(CHANGES_PATH, { onRequest: deps.authenticate }, async (request, reply) => {
-    const checked = changesQuery(request.query);
+    const checked = changesQuery(request.query, generation);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const { feed, after, afterText, limit } = checked.query;
     const row = await selectChanges(deps.db, statements.get(feed.name)!, {
@@ -28,8 +35,8 @@ export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteD
     });
     // Nothing new: the same place again (or the start), so polling with it misses nothing.
     const next = row.last
-      ? encodeCursor(feed.name, { xid: row.last[0]!, key: row.last.slice(1) })
-      : (afterText ?? encodeCursor(feed.name, START));
+      ? encodeCursor(feed.name, { xid: row.last[0]!, key: row.last.slice(1) }, generation)
+      : (afterText ?? encodeCursor(feed.name, START, generation));
     return reply
       .type('application/json; charset=utf-8')
       .send(Buffer.from(`{"data":${row.data},"next":${JSON.stringify(next)},"hasMore":${row.has_more}}`));
