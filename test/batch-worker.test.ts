@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { WORKER_BODY_BYTES } from '../src/batch/batch-worker-pool.js';
+import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../src/deliveries/acknowledge.js';
 import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 import { keyFlood } from './helpers/key-flood.js';
@@ -16,6 +17,7 @@ import { keyFlood } from './helpers/key-flood.js';
 const PRODUCTS = '/api/products/batch-create';
 const STOCKS = '/api/stocks/batch-create';
 const CUSTOMERS = '/api/customers/batch-create';
+const ACKNOWLEDGE = '/v1/deliveries/acknowledge';
 const ONE_MIB = 1024 * 1024;
 
 /**
@@ -80,6 +82,41 @@ for (const backend of backends()) {
         assert.ok(watched.loopMaxMs < 250, `event loop held ${watched.loopMaxMs.toFixed(0)} ms`);
       });
     }
+
+    test('a 2 MiB acknowledgement key flood: 400, the event loop free meanwhile', async () => {
+      // The acknowledgement's largest body: one object element of short keys (V8 builds it key by key).
+      const payload = keyFlood(ACKNOWLEDGE_BODY_LIMIT - 1024).text;
+      const watched = await postWatched(tenant, ACKNOWLEDGE, payload);
+      console.log(
+        `# ${backend.name}, 2 MiB acknowledgement key flood: ${watched.response.statusCode} in ${watched.ms.toFixed(0)} ms; ` +
+          `slowest /health ${watched.slowestHealth.toFixed(1)} ms, event loop delay max ${watched.loopMaxMs.toFixed(1)} ms`,
+      );
+      assert.equal(watched.response.statusCode, 400);
+      assert.deepEqual(watched.response.json().errors, [
+        { index: 0, errors: [{ field: null, message: NOT_A_DELIVERY_CODE }] },
+      ]);
+      assert.ok(watched.slowestHealth < 100, `/health took ${watched.slowestHealth.toFixed(0)} ms`);
+      // On the event loop it held it 45-90 ms: as generous a bound as for the batches above.
+      assert.ok(watched.loopMaxMs < 250, `event loop held ${watched.loopMaxMs.toFixed(0)} ms`);
+    });
+
+    test('a large acknowledgement body answers as a small one: array rules, codes, not codes', async () => {
+      const pad = ' '.repeat(WORKER_BODY_BYTES);
+      const answer = async (body: string) => {
+        const response = await tenant.post(ACKNOWLEDGE, body);
+        return { status: response.status, body: response.body };
+      };
+      for (const [large, small] of [
+        [`[${pad}`, '['],
+        [`{${pad}}`, '{}'],
+        [`[${pad}]`, '[]'],
+        [`[${'"D",'.repeat(10_000)}"D"${pad}]`, `[${'"D",'.repeat(10_000)}"D"]`],
+        [`["D1", 5, ""${pad}]`, '["D1", 5, ""]'],
+        [`["D1", "D2", "D1"${pad}]`, '["D1", "D2", "D1"]'],
+      ]) {
+        assert.deepEqual(await answer(large!), await answer(small!), small);
+      }
+    });
 
     test('the array rules and invalid JSON of a large body: the spec messages', async () => {
       const pad = ' '.repeat(WORKER_BODY_BYTES);

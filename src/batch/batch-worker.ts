@@ -5,6 +5,7 @@
  * only small results: an array rule's name, the capped problem list, or the literals and counts. Never
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
+import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
 import { parseJsonBytes } from '../fields/json-text.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
@@ -74,4 +75,9 @@ export default function checkBatchBody(task: BatchTask): BatchTaskResult {
     ...(options.outcomes && write ? { keyTexts: keyTextsOf(resource, items, batch) } : {}),
     ...(write ? { write } : {}),
   };
+}
+
+/** A large acknowledgement body (POST /v1/deliveries/acknowledge): parse and check; the codes back. */
+export function checkAcknowledgeBody(task: { body: Uint8Array }): AcknowledgeCheck {
+  return checkAcknowledgeBytes(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
 }

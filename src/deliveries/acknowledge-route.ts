@@ -1,8 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import { checkBatchArray } from '../batch/batch-array.js';
 import { BatchArrayRefused, InvalidBatch } from '../batch/batch-errors.js';
+import { checkAcknowledgeBody, WORKER_BODY_BYTES } from '../batch/batch-worker-pool.js';
 import type { Database, Queryable } from '../db/database.js';
-import { parseJsonBytes } from '../fields/json-text.js';
 import { problemOf } from '../http/domain-problems.js';
 import { RawJson } from '../http/json-body.js';
 import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
@@ -13,7 +12,14 @@ import {
   problemAnswer,
   sendAnswer,
 } from '../idempotency/keyed-reply.js';
-import { ACKNOWLEDGE_BODY_LIMIT, acknowledge, notDeliveryCodes, noteAcknowledged } from './acknowledge.js';
+import {
+  ACKNOWLEDGE_BODY_LIMIT,
+  type AcknowledgeCheck,
+  acknowledge,
+  checkAcknowledgeBytes,
+  checkAcknowledgeValue,
+  noteAcknowledged,
+} from './acknowledge.js';
 
 export interface AcknowledgeRouteDeps {
   db: Database;
@@ -23,20 +29,18 @@ export interface AcknowledgeRouteDeps {
   idempotency?: IdempotencySettings | undefined;
 }
 
-/** The codes of the body, or the 400 of the array rules or of the elements that are not codes. */
-function codesOf(body: unknown): string[] {
-  let parsed = body;
-  if (body instanceof RawJson) {
-    try {
-      parsed = parseJsonBytes(body.bytes);
-    } catch {
-      throw new BatchArrayRefused('invalidJson');
-    }
-  }
-  const codes = checkBatchArray(parsed);
-  const refused = notDeliveryCodes(codes);
-  if (refused.length > 0) throw new InvalidBatch(refused);
-  return codes as string[];
+/**
+ * The codes of the body, or the 400 of the array rules or of the elements that are not codes. A body
+ * from WORKER_BODY_BYTES on is checked in the worker thread, off the event loop every tenant shares.
+ */
+async function codesOf(body: unknown): Promise<string[]> {
+  let check: AcknowledgeCheck;
+  if (!(body instanceof RawJson)) check = checkAcknowledgeValue(body);
+  else if (body.bytes.length < WORKER_BODY_BYTES) check = checkAcknowledgeBytes(body.bytes);
+  else check = await checkAcknowledgeBody(body.bytes);
+  if (check.kind === 'array') throw new BatchArrayRefused(check.rule);
+  if (check.kind === 'invalid') throw new InvalidBatch(check.errors);
+  return check.codes;
 }
 
 /**
@@ -60,7 +64,7 @@ export function registerAcknowledgeRoute(app: FastifyInstance, deps: Acknowledge
       const prepare = async () => {
         let codes: string[];
         try {
-          codes = codesOf(body);
+          codes = await codesOf(body);
         } catch (error) {
           // The 400s of the array rules and of elements that are not codes are answers like any
           // other (kept for a key).

@@ -1,5 +1,8 @@
+import { arrayRuleBrokenBy } from '../batch/batch-array.js';
+import type { ArrayRule } from '../batch/batch-errors.js';
 import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { TextField } from '../fields/field.js';
+import { parseJsonBytes } from '../fields/json-text.js';
 import { deliveries } from '../resources/deliveries.js';
 import { acknowledgeDeliveries } from '../sql/acknowledge.js';
 
@@ -30,6 +33,36 @@ export function notDeliveryCodes(codes: readonly unknown[]): NotACode[] {
     if (reasons.length > 0) refused.push({ index, errors: [{ field: null, message: NOT_A_DELIVERY_CODE }] });
   });
   return refused;
+}
+
+/** An acknowledgement body checked: its codes, the array rule it breaks, or its elements that are not codes. */
+export type AcknowledgeCheck =
+  | { kind: 'codes'; codes: string[] }
+  | { kind: 'array'; rule: ArrayRule }
+  | { kind: 'invalid'; errors: NotACode[] };
+
+/**
+ * The body's bytes parsed and checked as the acknowledgement's: the batch array rules, then every
+ * element a delivery code. Pure, so that a large body can run it in the worker thread
+ * (src/batch/batch-worker-pool.ts) with the same answer as inline.
+ */
+export function checkAcknowledgeBytes(bytes: Buffer): AcknowledgeCheck {
+  let body: unknown;
+  try {
+    body = parseJsonBytes(bytes);
+  } catch {
+    return { kind: 'array', rule: 'invalidJson' };
+  }
+  return checkAcknowledgeValue(body);
+}
+
+/** A parsed acknowledgement body checked (checkAcknowledgeBytes after the parse). */
+export function checkAcknowledgeValue(body: unknown): AcknowledgeCheck {
+  const rule = arrayRuleBrokenBy(body);
+  if (rule) return { kind: 'array', rule };
+  const errors = notDeliveryCodes(body as unknown[]);
+  if (errors.length > 0) return { kind: 'invalid', errors };
+  return { kind: 'codes', codes: body as string[] };
 }
 
 export interface Acknowledgement {
