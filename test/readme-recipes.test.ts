@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -101,6 +101,20 @@ test("the README's change feed and retry recipes run as written", async () => {
   assert.deepEqual(later[0]!.data.map((record) => record.code).sort(), ['README-NEW', loadCodes[0]].sort());
   assert.deepEqual(later[1]!.data, []);
   assert.equal(cursor(), later[0]!.next);
+
+  // A cursor the service refuses (one of another numbering of the feed, as after a restore into
+  // another server): the recipe downloads everything again, from the start.
+  const stale = JSON.parse(Buffer.from(cursor(), 'base64url').toString('utf8'));
+  writeFileSync(
+    join(cwd, 'customers.cursor'),
+    `${Buffer.from(JSON.stringify({ ...stale, g: 12345 })).toString('base64url')}\n`,
+  );
+  await bash(`${prelude}\n${feed}`, cwd);
+  const reloaded = pages();
+  const reloadedCodes = reloaded.flatMap((page) => page.data.map((record) => record.code));
+  assert.equal(new Set(reloadedCodes).size, total + 1, 'every customer again, the new one included');
+  assert.deepEqual(reloaded.at(-1)!.data, []);
+  assert.equal(cursor(), reloaded.at(-1)!.next);
 
   // Retrying safely: the product first (as in the first session), then the loop, twice with one key:
   // the second answer is the first byte for byte (a run without the key would now say "ignored").

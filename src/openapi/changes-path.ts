@@ -42,7 +42,7 @@ and appears there with its current values; a page never holds a record twice. No
 after an answer appears after that answer's \`next\`, however transactions overlap (a write still in
 progress holds back the records after it until it ends). A cursor never expires; an empty page answers the
 cursor sent (or, without one, a cursor for the start). Each page costs the same at any depth. Only after
-the service's database was restored into another server may cursors from before be refused (400 naming
+the service's database was restored into another server are cursors from before refused (400 naming
 \`after\`): download again without \`after\`.
 
 Records have the shape of their list (customers, deliveries with their items and \`acknowledged_at\`) or,

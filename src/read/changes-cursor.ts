@@ -4,8 +4,8 @@ import type { FeedPosition } from '../sql/changes.js';
 /**
  * The change feed's cursor (extensions.md 10): opaque to clients, base64url of a small JSON object
  * {"r": resource, "x": xid8 as text, "k": [key values as text] or null}, plus "g": the generation of
- * the feed's positions once they were renumbered after a restore into another cluster
- * (src/sql/feed-positions.ts; absent: generation 0). It never names the tenant: the tenant comes from
+ * the feed's numbering once a restore into another cluster began a new one (src/sql/feed-positions.ts;
+ * absent: generation 0). It never names the tenant: the tenant comes from
  * the credentials, so a cursor passed to another tenant reads that tenant's rows only. It never
  * expires: a position in (change_xid, key) order stays meaningful for ever, within its generation.
  */
@@ -17,7 +17,7 @@ interface CursorBody {
   g?: number;
 }
 
-/** A cursor of this resource that names an earlier generation of the feed's positions. */
+/** A cursor of this resource from another generation of the feed's numbering. */
 export const STALE = Symbol('stale cursor');
 
 /** The largest xid8 (2^64 - 1): past it PostgreSQL would refuse the cast with an error, not a 400. */

@@ -19,9 +19,9 @@ export const changesParamRules: Readonly<Record<string, ParamRule>> = {
 };
 
 export const AFTER_MESSAGE = 'Parameter must be the next cursor of an earlier answer for this resource';
-/** A cursor handed out before the feed was renumbered (src/sql/feed-positions.ts). */
+/** A cursor of another numbering of the feed (a restore: src/sql/feed-positions.ts). */
 export const STALE_AFTER_MESSAGE =
-  'Cursor is from before the feed was renumbered (a database restore): download again without after';
+  'Cursor is from another numbering of the feed (a database restore): download again without after';
 
 export interface ChangesQuery {
   feed: FeedResource;

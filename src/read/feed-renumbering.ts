@@ -1,25 +1,67 @@
+import { randomInt } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { feedResources } from '../resources/feed.js';
-import { type Renumbered, renumberFeedIfAhead } from '../sql/feed-positions.js';
+import {
+  claimRenumbering,
+  clusterIdentity,
+  feedGeneration,
+  moveRowsAhead,
+  rowsAhead,
+} from '../sql/feed-positions.js';
+import { tenantIds } from '../sql/tenants.js';
 
 /** The tables of the feed's resources, whose rows carry its positions. */
 const FEED_TABLES = feedResources.map((feed) => feed.source.table);
 
+/** Rows moved per statement: each statement short, whatever the tables hold. */
+const PIECE = 10_000;
+
+export interface Renumbered {
+  /** The generation of cursors this start found or began. */
+  generation: number;
+  /** Whether this call began it (another instance may have, or an interrupted start before). */
+  began: boolean;
+  /** Rows moved to the present, by table. */
+  rows: Record<string, number>;
+}
+
 /**
- * Run after the migrations, at every start and by `sfa-backoffice migrate`: when a restore into another
- * cluster left the feed's positions ahead of this cluster's transaction counter, every record gets a new
- * position and cursors from before are refused (src/sql/feed-positions.ts). Otherwise one cheap check.
+ * Run after the migrations, at every start and by `sfa-backoffice migrate`, before anything is served:
+ * in a cluster other than the one that numbered the feed (a restore), begins a new generation of
+ * cursors and moves the rows ahead of this cluster's counter to the present (src/sql/feed-positions.ts).
+ * Undefined when there was nothing to do; either way the caller then reads the generation it serves.
  */
-export function renumberFeedAfterRestore(db: Database): Promise<Renumbered | undefined> {
-  return db.transaction((tx) => renumberFeedIfAhead(tx, FEED_TABLES));
+export async function renumberFeedAfterRestore(db: Database): Promise<Renumbered | undefined> {
+  // A generation no earlier numbering can have had: a later restore of the same dump gets another.
+  const began = await claimRenumbering(db, await clusterIdentity(db), randomInt(1, 2 ** 48));
+  const rows: Record<string, number> = {};
+  if (await rowsAhead(db, FEED_TABLES)) {
+    const tenants = await tenantIds(db);
+    for (const table of FEED_TABLES) {
+      let moved = 0;
+      for (const tenant of tenants) {
+        let piece: number;
+        do {
+          piece = await moveRowsAhead(db, table, tenant, PIECE);
+          moved += piece;
+        } while (piece === PIECE);
+      }
+      if (moved === 0) continue;
+      rows[table] = moved;
+      // Every moved row is a new row version and index entry: the planner's statistics follow.
+      await db.wrote(table, moved);
+    }
+  }
+  if (!began && Object.keys(rows).length === 0) return undefined;
+  return { generation: await feedGeneration(db), began, rows };
 }
 
 /** What the log and the command say when the feed was renumbered. */
 export function renumberedText(renumbered: Renumbered): string {
   const rows = Object.values(renumbered.rows).reduce((sum, n) => sum + n, 0);
   return (
-    `the change feed's positions were ahead of this database's transaction counter (restored from ` +
-    `another server): ${rows} records renumbered, cursors from before are refused (generation ` +
-    `${renumbered.generation}); integrators download again without after`
+    `the change feed was numbered by another database server (a restore): cursors from before are ` +
+    `refused (generation ${renumbered.generation}), integrators download again without after; ` +
+    `${rows} records moved to the present`
   );
 }

@@ -18,6 +18,14 @@ import { selectList } from './select-list.js';
  * at any depth. One row more than the limit is read to tell whether there is more.
  */
 
+/**
+ * The predicate of the feed's partial indexes (migration 012), true of every row: a statement that
+ * states it may use them, and only such statements do (a lookup by key keeps to the primary key).
+ */
+export function feedIndexCondition(alias: string): string {
+  return `${alias}.change_xid > '0'::xid8`;
+}
+
 /** What does not change between requests of one resource, built once at start. */
 export interface ChangesStatement {
   readonly feed: FeedResource;
@@ -62,7 +70,8 @@ export function changesStatement(feed: FeedResource): ChangesStatement {
          to_json(shown) AS doc
   FROM ${ident(source.table)} ${a} CROSS JOIN LATERAL (SELECT ${columns}) shown
   WHERE ${a}.tenant_id = $1
-    AND ${a}.change_xid < pg_snapshot_xmin(pg_current_snapshot())${position}
+    AND ${a}.change_xid < pg_snapshot_xmin(pg_current_snapshot())
+    AND ${feedIndexCondition(a)}${position}
   ORDER BY ${order}
   LIMIT $2::int + 1
 )

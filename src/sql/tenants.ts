@@ -42,3 +42,10 @@ FROM tenants t ORDER BY t.name`;
 export function listTenants(db: Queryable): Promise<TenantInfo[]> {
   return db.query<TenantInfo>(LIST_TENANTS);
 }
+
+const TENANT_IDS = 'SELECT id FROM tenants ORDER BY id';
+
+/** Every tenant's id, in order. */
+export async function tenantIds(db: Queryable): Promise<number[]> {
+  return (await db.query<{ id: number }>(TENANT_IDS)).map((row) => row.id);
+}
