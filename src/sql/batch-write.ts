@@ -180,7 +180,7 @@ function buildChildrenInsert(resource: BatchResource, firstParam: number): strin
 
 /**
  * Which of the given keys ($2) the tenant's rows of the referred resource lack: one query per batch,
- * for the 400 that names them (the write statement only counts them).
+ * for the 400 that names them (the write statement only refuses them, SFA01), and for on_invalid=skip.
  */
 function missingReferencesSql(reference: { readonly table: string; readonly column: string }): string {
   return `SELECT c.code
