@@ -20,6 +20,7 @@ import {
   checkAcknowledgeValue,
   noteAcknowledged,
 } from './acknowledge.js';
+import { OneAtATime } from './one-at-a-time.js';
 
 export interface AcknowledgeRouteDeps {
   db: Database;
@@ -30,14 +31,24 @@ export interface AcknowledgeRouteDeps {
 }
 
 /**
+ * Large acknowledgement bodies go to the worker thread one at a time per tenant: the pool's two
+ * threads also serve the admitted batches (src/batch/batch-admission.ts), and one tenant's flood of
+ * 2 MiB bodies must wait on itself, not take both from everyone's batches.
+ */
+const workerTurns = new OneAtATime<number>();
+
+/**
  * The codes of the body, or the 400 of the array rules or of the elements that are not codes. A body
  * from WORKER_BODY_BYTES on is checked in the worker thread, off the event loop every tenant shares.
  */
-async function codesOf(body: unknown): Promise<string[]> {
+async function codesOf(tenantId: number, body: unknown): Promise<string[]> {
   let check: AcknowledgeCheck;
   if (!(body instanceof RawJson)) check = checkAcknowledgeValue(body);
   else if (body.bytes.length < WORKER_BODY_BYTES) check = checkAcknowledgeBytes(body.bytes);
-  else check = await checkAcknowledgeBody(body.bytes);
+  else {
+    const { bytes } = body;
+    check = await workerTurns.run(tenantId, () => checkAcknowledgeBody(bytes));
+  }
   if (check.kind === 'array') throw new BatchArrayRefused(check.rule);
   if (check.kind === 'invalid') throw new InvalidBatch(check.errors);
   return check.codes;
@@ -64,7 +75,7 @@ export function registerAcknowledgeRoute(app: FastifyInstance, deps: Acknowledge
       const prepare = async () => {
         let codes: string[];
         try {
-          codes = await codesOf(body);
+          codes = await codesOf(request.tenantId, body);
         } catch (error) {
           // The 400s of the array rules and of elements that are not codes are answers like any
           // other (kept for a key).
