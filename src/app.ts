@@ -20,7 +20,6 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './idempotency/keyed-reply.js';
 import { registerDocs } from './openapi/docs-routes.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
-import { feedGeneration } from './sql/feed-positions.js';
 import { VERSION } from './version.js';
 
 declare module 'fastify' {
@@ -162,12 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const resource of batchResources) {
     registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission, idempotency });
   }
-  registerReadRoutes(app, {
-    db: options.db,
-    authenticate,
-    publicBaseUrl: options.config.publicBaseUrl,
-    feedGeneration: await feedGeneration(options.db),
-  });
+  registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerAcknowledgeRoute(app, { db: options.db, authenticate, idempotency });
   registerDocs(app);
   return app;

@@ -175,7 +175,6 @@ export async function readStatement(path: string, tenant: number): Promise<State
     authenticate: async (request: FastifyRequest) => {
       request.tenantId = tenant;
     },
-    feedGeneration: 0,
   });
   const response = await app.inject({ method: 'GET', url: path });
   await app.close();

@@ -4,6 +4,7 @@ import { feedResources } from '../resources/feed.js';
 import { type ChangesStatement, changesStatement, selectChanges } from '../sql/changes.js';
 import { encodeCursor, START } from './changes-cursor.js';
 import { changesQuery } from './changes-params.js';
+import { servedGeneration } from './feed-renumbering.js';
 import type { ListRouteDeps } from './list-route.js';
 
 export const CHANGES_PATH = '/v1/changes';
@@ -13,18 +14,12 @@ export const CHANGES_PATH = '/v1/changes';
  * resource of src/resources/feed.ts. The page's JSON is PostgreSQL's (DateTimes and numbers as the
  * lists write them), sent as is.
  */
-export function registerChangesRoute(
-  app: FastifyInstance,
-  deps: Pick<ListRouteDeps, 'db' | 'authenticate'> & {
-    /** The generation of the feed's cursors, read at start (src/sql/feed-positions.ts). */
-    feedGeneration: number;
-  },
-) {
-  const generation = deps.feedGeneration;
+export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteDeps, 'db' | 'authenticate'>) {
   const statements = new Map<string, ChangesStatement>(
     feedResources.map((feed) => [feed.name, changesStatement(feed)]),
   );
   app.get(CHANGES_PATH, { onRequest: deps.authenticate }, async (request, reply) => {
+    const generation = await servedGeneration(deps.db);
     const checked = changesQuery(request.query, generation);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const { feed, after, afterText, limit } = checked.query;
