@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { scratchPostgresDatabase } from '../kit/scratch-database.js';
 import { fetchedHeaders } from '../kit/token.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
 import { STALE_AFTER_MESSAGE } from '../src/read/changes-params.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { createTenant, type NewTenant } from '../src/tenants/tenants.js';
+import { newDatabaseSettings, servedBackends } from './helpers/served-settings.js';
 
 /*
  * The change feed after a restore into another cluster (src/sql/feed-positions.ts): the restored rows
@@ -27,17 +25,6 @@ const NUMBERED_ELSEWHERE = "UPDATE settings SET value = '1' WHERE name = 'feed_c
 /** And, when the new cluster's counter is behind the old one's, positions a million transactions ahead. */
 const AHEAD =
   'UPDATE products SET change_xid = ((pg_current_xact_id()::text)::numeric + 1000000)::text::xid8';
-
-async function settings(backend: 'pglite' | 'postgres'): Promise<Record<string, string>> {
-  if (backend === 'pglite') {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sfa-renumber-'));
-    after(() => rmSync(dataDir, { recursive: true, force: true }));
-    return { DATA_DIR: dataDir };
-  }
-  const scratch = await scratchPostgresDatabase(process.env.TEST_DATABASE_URL!);
-  after(() => scratch.drop());
-  return { DATABASE_URL: scratch.url };
-}
 
 interface Page {
   data: { code: string }[];
@@ -104,12 +91,10 @@ async function cliMigrate(env: Record<string, string>): Promise<string> {
 const cursorFields = (cursor: string) =>
   Object.keys(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).sort();
 
-const backends = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres' as const] : [])] as const;
-
-for (const backend of backends) {
+for (const backend of servedBackends) {
   describe(`the change feed after a restore into another cluster, on ${backend}`, () => {
     test('a start in another cluster renumbers it: every record served again, cursors from before refused; migrate too', async () => {
-      const env = await settings(backend);
+      const env = await newDatabaseSettings(backend);
 
       const first = await serve(env);
       const tenant = first.tenant;

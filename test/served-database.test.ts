@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { scratchPostgresDatabase } from '../kit/scratch-database.js';
+import { describe, test } from 'node:test';
 import { fetchedHeaders } from '../kit/token.js';
 import { loadConfig } from '../src/config.js';
 import { PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { startServer } from '../src/server.js';
 import { createTenant } from '../src/tenants/tenants.js';
+import { newDatabaseSettings, servedBackends } from './helpers/served-settings.js';
 
 /*
  * The database as the process opens it (startServer, what `sfa-backoffice serve` and `npm start`
@@ -18,20 +15,7 @@ import { createTenant } from '../src/tenants/tenants.js';
 
 const ROWS = 5_000;
 
-async function settings(backend: 'pglite' | 'postgres'): Promise<Record<string, string>> {
-  if (backend === 'pglite') {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sfa-served-'));
-    after(() => rmSync(dataDir, { recursive: true, force: true }));
-    return { DATA_DIR: dataDir };
-  }
-  const scratch = await scratchPostgresDatabase(process.env.TEST_DATABASE_URL!);
-  after(() => scratch.drop());
-  return { DATABASE_URL: scratch.url };
-}
-
-const backends = ['pglite', ...(process.env.TEST_DATABASE_URL ? ['postgres' as const] : [])] as const;
-
-for (const backend of backends) {
+for (const backend of servedBackends) {
   describe(`served database on ${backend}`, () => {
     test('a bulk load through the served API leaves planner statistics for the next read', async () => {
       const server = await startServer(
@@ -39,7 +23,7 @@ for (const backend of backends) {
           PORT: '0',
           LOG_LEVEL: 'silent',
           RATE_LIMIT_PER_MINUTE: '0',
-          ...(await settings(backend)),
+          ...(await newDatabaseSettings(backend)),
         }),
       );
       try {
