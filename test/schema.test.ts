@@ -128,6 +128,20 @@ for (const backend of backends()) {
           );
         }
 
+        // The change feed's index: tenant, position, key, partial on the condition only the feed's
+        // statements state (migration 012; src/sql/changes.ts feedIndexCondition).
+        const [feedIndex] = await db.query<{ definition: string }>(
+          'SELECT pg_get_indexdef(indexrelid) AS definition FROM pg_index WHERE indexrelid = $1::regclass',
+          [`${resource.table}_changes`],
+        );
+        assert.match(
+          feedIndex?.definition ?? '',
+          new RegExp(
+            `\\(tenant_id, change_xid, ${resource.key.join(', ')}\\) WHERE \\(change_xid > '0'::xid8\\)$`,
+          ),
+          'the feed index',
+        );
+
         for (const [name, field] of Object.entries(resource.fields)) {
           if (!(field instanceof ItemsField)) continue; // the children's table, checked as a table
           assert.ok(resource.children, `${resource.name}.${name}: an items field has a children table`);
