@@ -1,52 +1,28 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { startFirstServe } from './helpers/first-start.js';
 import { customer } from './helpers/read-data.js';
+import { readmeBlock, runBash } from './helpers/readme-shell.js';
 
 /*
  * The README's recipes for the change feed ("Downloading changes") and for retries ("Retrying
  * safely") run as written, in bash, against a freshly started server: an integrator copies them.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** The sh block of a README section, by its heading. */
-function block(heading: string): string {
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  assert.ok(section, `the README has a "## ${heading}" section`);
-  const text = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(text, `"${heading}" has a sh block`);
-  return text;
-}
-
 /** The first session's token and AUTH lines ("With `AUTH` as in the first session"). */
 function authLines(): string {
-  const lines = block('A first session').replace(/\\\n/g, ' ').split('\n');
+  const lines = readmeBlock('A first session').replace(/\\\n/g, ' ').split('\n');
   const auth = lines.filter((line) => /^(TOKEN|AUTH)=/.test(line));
   assert.equal(auth.length, 2, 'the first session sets TOKEN and AUTH');
   return auth.join('\n');
 }
 
 async function bash(script: string, cwd: string): Promise<string> {
-  const child = spawn('bash', ['-c', script], { cwd });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.on('close', resolve));
-  assert.equal(code, 0, `the script failed:\n${stderr}\n${stdout}`);
-  return stdout;
+  return (await runBash(script, cwd)).stdout;
 }
 
 interface FeedPage {
@@ -77,7 +53,7 @@ test("the README's change feed and retry recipes run as written", async () => {
   const cursor = () => readFileSync(join(cwd, 'customers.cursor'), 'utf8').trim();
 
   // Downloading changes: the first load, then a poll that finds nothing new.
-  const feed = block('Downloading changes');
+  const feed = readmeBlock('Downloading changes');
   const total = JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE/v1/customers?limit=1"`, cwd))
     .meta.totalItems;
   assert.ok(total > 0, 'the demo tenant has customers');
@@ -118,7 +94,7 @@ test("the README's change feed and retry recipes run as written", async () => {
 
   // Retrying safely: the product first (as in the first session), then the loop, twice with one key:
   // the second answer is the first byte for byte (a run without the key would now say "ignored").
-  const retry = block('Retrying safely');
+  const retry = readmeBlock('Retrying safely');
   const product = post('/api/products/batch-create', [{ code: 'P-1', description: 'Coffee 500 g' }]);
   const withKey = (key: string) => `${prelude}\nuuidgen() { echo '${key}'; }\n${retry}`;
   await bash(`${prelude}\n${product}`, cwd);

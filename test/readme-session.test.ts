@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { startFirstServe } from './helpers/first-start.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+import { readmeBlock, runBash } from './helpers/readme-shell.js';
 
 /** The shell block of the README's "A first session". */
-function firstSessionBlock(): string {
-  const section = readme.split(/^## /m).find((part) => part.startsWith('A first session\n'));
-  assert.ok(section, 'the README has a "## A first session" section');
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, 'the first session has a sh block');
-  return block;
-}
+const firstSessionBlock = () => readmeBlock('A first session');
 
 /** The block's commands, a line continued with a backslash joined to the next; comments dropped. */
 function commands(block: string): string[] {
@@ -70,17 +58,7 @@ test("the README's first session runs as written against a freshly started serve
     ...script.flatMap((command) => [command, `printf '${MARK.replace(/\n/g, '\\n')}'`]),
     'printf %s "$TOKEN"',
   ].join('\n');
-  const child = spawn('bash', ['-c', shell], { cwd: tmpdir() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.on('close', resolve));
-  assert.equal(code, 0, `the session failed:\n${stderr}\n${stdout}`);
+  const { stdout, stderr } = await runBash(shell, tmpdir());
   await stop();
 
   const outputs = stdout.split(MARK);

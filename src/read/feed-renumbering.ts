@@ -17,10 +17,8 @@ const FEED_TABLES = feedResources.map((feed) => feed.source.table);
 const PIECE = 10_000;
 
 export interface Renumbered {
-  /** The generation of cursors this start found or began. */
+  /** The generation of cursors this start began, or found begun by another instance. */
   generation: number;
-  /** Whether this call began it (another instance may have, or an interrupted start before). */
-  began: boolean;
   /** Rows moved to the present, by table. */
   rows: Record<string, number>;
 }
@@ -53,7 +51,7 @@ export async function renumberFeedAfterRestore(db: Database): Promise<Renumbered
     }
   }
   if (!began && Object.keys(rows).length === 0) return undefined;
-  return { generation: await feedGeneration(db), began, rows };
+  return { generation: await feedGeneration(db), rows };
 }
 
 const generations = new WeakMap<Queryable, Promise<number>>();
