@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
 import { type Database, type Queryable, withRetry } from './database.js';
+import { seedDataDir, templateTarball } from './pglite-template.js';
 import { PGLITE_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
 /**
@@ -9,6 +10,26 @@ import { PGLITE_UPKEEP, TableUpkeep } from './table-upkeep.js';
  * saves.
  */
 export const PGLITE_STATEMENT_ROWS = 2_000;
+
+/**
+ * Settings of PGlite's own PostgreSQL, on top of PGlite's. Its shared memory lives in the WebAssembly
+ * heap and is touched when it starts, so every MB of it is resident for the process's life: the
+ * defaults (128 MB of shared_buffers, 100 connections' worth of locks and process slots) held 140 MB
+ * that one connection never uses. The files stay in the operating system's page cache, so a smaller
+ * buffer pool costs a system call on a miss, not a disk read (docs/performance.md, "The embedded
+ * default's memory").
+ */
+export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: '8MB',
+  wal_buffers: '1MB',
+  // One connection; a few slots to spare for PostgreSQL's own.
+  max_connections: '10',
+};
+
+const startParams = [
+  ...PGlite.defaultStartParams,
+  ...Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+];
 
 /**
  * Embedded PostgreSQL (WASM). PGlite has a single connection and serialises queries and
@@ -20,7 +41,13 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   const release = dataDir === undefined ? () => {} : lockDataDir(dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create(dataDir);
+    // A new database starts as a copy of the template cluster (src/db/pglite-template.ts).
+    if (dataDir === undefined) {
+      db = await PGlite.create({ startParams, loadDataDir: await templateTarball() });
+    } else {
+      await seedDataDir(dataDir);
+      db = await PGlite.create(dataDir, { startParams });
+    }
   } catch (error) {
     release();
     throw error;
