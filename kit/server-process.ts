@@ -1,9 +1,30 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 
 /** The production entry point: runs dist/, so `npm run build` must have run. */
 export const CLI = fileURLToPath(new URL('../bin/sfa-backoffice.js', import.meta.url));
+
+/**
+ * How the command starts, from its first line (`#!/usr/bin/env -S NAME=value ... node <options>`): the
+ * environment it sets and node's options. A server started here runs as `sfa-backoffice serve` and
+ * `npm start` run it.
+ */
+export function cliLaunch(cli = CLI): { env: Record<string, string>; nodeOptions: string[] } {
+  const shebang = readFileSync(cli, 'utf8').split('\n', 1)[0]!;
+  const match = /^#!\/usr\/bin\/env(?: -S)? (.*)$/.exec(shebang);
+  const words = (match?.[1] ?? '').split(' ').filter(Boolean);
+  const at = words.indexOf('node');
+  if (at < 0) throw new Error(`${cli} does not start with a node shebang: ${shebang}`);
+  const env = Object.fromEntries(
+    words.slice(0, at).map((word) => {
+      const [name, ...value] = word.split('=');
+      return [name!, value.join('=')];
+    }),
+  );
+  return { env, nodeOptions: words.slice(at + 1) };
+}
 
 export interface ServerProcess {
   /** http://127.0.0.1:PORT */
@@ -38,8 +59,9 @@ process.once('exit', () => {
 /** Starts `node bin/sfa-backoffice.js serve` on a free loopback port; does not wait for /ready. */
 export async function spawnServer(options: ServeOptions): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'serve'], {
-    env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+  const launch = cliLaunch();
+  const child = spawn(process.execPath, [...launch.nodeOptions, ...(options.nodeArgs ?? []), CLI, 'serve'], {
+    env: { ...launch.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -24,14 +24,19 @@ const workerFile = new URL(
 
 /**
  * Two threads: the batch admission lets two batches be processed at once by default
- * (src/batch/batch-admission.ts), and the machine this runs on may have only two cores. One is kept
- * started (a thread's start, loading the field tables, takes 100-300 ms); idle threads do not keep
+ * (src/batch/batch-admission.ts), and the machine this runs on may have only two cores. A thread ends
+ * after IDLE_MS without work: it holds 60-100 MB after a 10 MB body (its heap, which V8 does not give
+ * back while it lives), and the embedded default is meant to run in a small VM (docs/performance.md,
+ * "The embedded default's memory"). A stream of batches keeps it; the first large body after a pause
+ * pays its start (a thread's start, loading the field tables: 100-300 ms). Idle threads do not keep
  * the process alive (Piscina unrefs them).
  */
+const IDLE_MS = 5_000;
+
 let pool: Piscina | undefined;
 
 function workerPool(): Piscina {
-  pool ??= new Piscina({ filename: workerFile, minThreads: 1, maxThreads: 2, idleTimeout: 60_000 });
+  pool ??= new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 2, idleTimeout: IDLE_MS });
   return pool;
 }
 
