@@ -72,18 +72,70 @@ describe('batch admission', () => {
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
-  test('a tenant at its own bound waits while another tenant takes a free place at once', async () => {
+  test('a tenant alone gets every free place, past its own bound', async () => {
+    const admission = new BatchAdmission({ ...limits, running: 3 });
+    const order: string[] = [];
+    const tickets = [1, 2, 3, 4].map((n) => watch(admission.enter(1), `a${n}`, order));
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'a3'], 'no place stays free while A waits');
+    assert.deepEqual(admission.counts, { running: 3, waiting: 1 });
+    await finish(tickets[0]!);
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'a3', 'a4']);
+    for (const ticket of tickets.slice(1)) await finish(ticket);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('once another tenant waits, the next free place is its, and the first tenant is back at its bound', async () => {
     const admission = new BatchAdmission({ ...limits, running: 2 });
     const order: string[] = [];
-    const tickets = [
-      watch(admission.enter(1), 'a1', order),
-      watch(admission.enter(1), 'a2', order),
-      watch(admission.enter(2), 'b1', order),
-    ];
+    const a1 = watch(admission.enter(1), 'a1', order);
+    const a2 = watch(admission.enter(1), 'a2', order);
+    const a3 = watch(admission.enter(1), 'a3', order);
+    const b1 = watch(admission.enter(2), 'b1', order);
     await turn();
-    assert.deepEqual(order, ['a1', 'b1']);
-    assert.deepEqual(admission.counts, { running: 2, waiting: 1 });
-    for (const ticket of tickets) ticket.closed();
+    assert.deepEqual(order, ['a1', 'a2'], 'A alone took both places; a3 and b1 wait');
+    // A batch of A arriving now waits too: B is waiting and A is past its bound.
+    const a4 = watch(admission.enter(1), 'a4', order);
+    await finish(a1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'b1'], 'the place went to B, not to a3 or a4');
+    await finish(a2);
+    await turn();
+    assert.deepEqual(
+      order,
+      ['a1', 'a2', 'b1', 'a3'],
+      'with nobody else waiting, A gets the free place again',
+    );
+    await finish(b1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'b1', 'a3', 'a4'], 'and, alone again, both places');
+    await finish(a3);
+    await finish(a4);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('when every waiting tenant is at its bound, a free place still goes to one of them', async () => {
+    const admission = new BatchAdmission({ ...limits, running: 3 });
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1), 'a1', order);
+    const a2 = watch(admission.enter(1), 'a2', order);
+    const a3 = watch(admission.enter(1), 'a3', order);
+    const b1 = watch(admission.enter(2), 'b1', order);
+    const b2 = watch(admission.enter(2), 'b2', order);
+    const a4 = watch(admission.enter(1), 'a4', order);
+    await finish(a1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'a3', 'b1']);
+    await finish(a2);
+    await turn();
+    // A holds one place (its bound), B one (its bound), both wait: the place goes past a bound, to
+    // the tenant served longest ago (A, last served before B's b1).
+    assert.deepEqual(order, ['a1', 'a2', 'a3', 'b1', 'a4']);
+    assert.deepEqual(admission.counts, { running: 3, waiting: 1 });
+    for (const ticket of [a3, b1, a4, b2]) await finish(ticket);
+    assert.deepEqual(order, ['a1', 'a2', 'a3', 'b1', 'a4', 'b2']);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
   test('past the tenant waiting bound: 429 with Retry-After at once; other tenants still wait', () => {

@@ -4,12 +4,15 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * Admission of batch work: a large batch holds the event loop for tens of
  * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
  * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
- * most `running` batches are parsed, validated and written at once in this process, at most
- * `runningPerTenant` of them of one tenant, and the others wait, their body received but not parsed
- * (a place is asked for once the whole body is in: a client sending slowly holds no place). A free
- * place goes to the waiting tenant served longest ago (a tenant new to the queue first), not to the
- * oldest request, so a tenant with many batches queued does not make another tenant's one batch wait
- * behind all of them.
+ * most `running` batches are parsed, validated and written at once in this process, and the others
+ * wait, their body received but not parsed (a place is asked for once the whole body is in: a client
+ * sending slowly holds no place).
+ * The admission is work-conserving: no place stays free while a batch waits. A tenant alone gets
+ * every free place; while other tenants' batches wait, a tenant holds at most `runningPerTenant`
+ * places, and a free place goes to the waiting tenant below that bound served longest ago (a tenant
+ * new to the queue first), not to the oldest request, so a tenant with many batches queued does not
+ * make another tenant's one batch wait behind all of them. Only when every waiting tenant is at its
+ * bound does a place go past it, again to the tenant served longest ago.
  * A tenant's batches in progress (arriving, waiting or running) are bounded by runningPerTenant +
  * waitingPerTenant: past it a batch is refused at once with 429, before its body is read; one that
  * waited `maxWaitMs` for a place is refused with 503. Both carry Retry-After.
@@ -17,7 +20,7 @@ import { BatchNotAdmitted } from './batch-errors.js';
 export interface AdmissionLimits {
   /** Batches processed at once in this process. */
   running: number;
-  /** Of them, batches of one tenant. */
+  /** Of them, batches of one tenant while other tenants' batches wait (alone, a tenant gets them all). */
   runningPerTenant: number;
   /** Batches of one tenant waiting for a place; 0: refuse when no place is free. */
   waitingPerTenant: number;
@@ -33,10 +36,10 @@ export interface AdmissionLimits {
 
 /**
  * The defaults (BATCH_CONCURRENCY 2, BATCH_CONCURRENCY_PER_TENANT 1, BATCH_QUEUE_PER_TENANT 16),
- * chosen by measurement (docs/performance.md, fairness): one tenant's batches one at a time wrote
- * about as many batches a second as eight at once (1.97 against 2.07), two at a time 2.17 but with
- * other tenants' reads waiting twice as long (p99 488 ms against 210); the second place lets another
- * tenant's batch start at once. 16 waiting lets an integrator's 8 concurrent uploads all succeed.
+ * chosen by measurement (docs/performance.md, fairness and "Work-conserving admission"): two places,
+ * as many as the worker threads that parse large bodies; while others wait, one per tenant, so that
+ * another tenant's batch starts as soon as any place frees. 16 waiting lets an integrator's 8
+ * concurrent uploads all succeed.
  */
 export const DEFAULT_ADMISSION: AdmissionLimits = {
   running: 2,
@@ -224,8 +227,9 @@ export class BatchAdmission {
    * waitingPerTenant batches waiting; otherwise the ticket's `admitted` settles later.
    */
   enter(tenantId: number): BatchTicket {
-    // After every dispatch no waiting batch can run, so a batch that can run now passes nobody.
-    if (this.#canRun(tenantId)) {
+    // Dispatch leaves no place free while a batch waits: a free place here means nobody waits, so
+    // taking it passes nobody.
+    if (this.#running < this.#limits.running && this.#waiting.size === 0) {
       const ticket = new BatchTicket(this, tenantId, async () => {});
       this.#take(tenantId, ticket);
       return ticket;
@@ -286,11 +290,8 @@ export class BatchAdmission {
     this.#dispatch();
   }
 
-  #canRun(tenantId: number): boolean {
-    return (
-      this.#running < this.#limits.running &&
-      (this.#runningOf.get(tenantId) ?? 0) < this.#limits.runningPerTenant
-    );
+  #belowOwnBound(tenantId: number): boolean {
+    return (this.#runningOf.get(tenantId) ?? 0) < this.#limits.runningPerTenant;
   }
 
   #take(tenantId: number, ticket: BatchTicket): void {
@@ -304,24 +305,35 @@ export class BatchAdmission {
     if (!this.#runningOf.has(tenantId) && !this.#waiting.has(tenantId)) this.#lastServed.delete(tenantId);
   }
 
-  /** Gives free places to waiting batches: each to the tenant that can run and was served longest ago. */
+  /**
+   * Gives every free place to a waiting batch: to the tenant below its own bound served longest ago,
+   * or, when every waiting tenant is at its bound, to the one served longest ago (work-conserving).
+   */
   #dispatch(): void {
     while (this.#running < this.#limits.running) {
-      let next: number | undefined;
-      let oldest = Number.POSITIVE_INFINITY;
-      for (const tenantId of this.#waiting.keys()) {
-        const last = this.#lastServed.get(tenantId) ?? -1;
-        if (last < oldest && this.#canRun(tenantId)) {
-          oldest = last;
-          next = tenantId;
-        }
-      }
+      const next =
+        this.#servedLongestAgo((tenantId) => this.#belowOwnBound(tenantId)) ??
+        this.#servedLongestAgo(() => true);
       if (next === undefined) return;
       const list = this.#waiting.get(next)!;
       const waiter = list.shift()!;
       if (list.length === 0) this.#waiting.delete(next);
       waiter.admit();
     }
+  }
+
+  /** Of the tenants with batches waiting that pass `eligible`, the one given a place longest ago. */
+  #servedLongestAgo(eligible: (tenantId: number) => boolean): number | undefined {
+    let next: number | undefined;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const tenantId of this.#waiting.keys()) {
+      const last = this.#lastServed.get(tenantId) ?? -1;
+      if (last < oldest && eligible(tenantId)) {
+        oldest = last;
+        next = tenantId;
+      }
+    }
+    return next;
   }
 
   /** Seconds until `position` batches of one tenant could have run, from the average hold. */
