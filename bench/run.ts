@@ -15,6 +15,7 @@ import {
 } from './lib/batch-bench.js';
 import { cleanupAll } from './lib/cleanup.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
+import { type EmbeddedMemory, embeddedMemoryLines, measureEmbeddedMemory } from './lib/embedded-memory.js';
 import { type FirstRead, firstReadLines, measureFirstRead } from './lib/first-read.js';
 import { type IdempotencyResult, idempotencyLines, runIdempotencyBench } from './lib/idempotency.js';
 import { summary } from './lib/load.js';
@@ -60,6 +61,8 @@ interface WriteFigures {
   idleAfterKb: number;
   memory: BatchMemory[];
   contention?: { service: ContentionSide; raw: ContentionSide };
+  /** W3: one tenant's four concurrent upserts on keys of their own. */
+  concurrentUpserts?: { service: ContentionSide; raw: ContentionSide };
 }
 
 /** Batch workloads, memory and (PostgreSQL) contention on one server of a backend. */
@@ -74,6 +77,7 @@ async function writes(backend: Backend): Promise<WriteFigures> {
     const names = backend === 'pglite' && quick ? ['stocks'] : ['stocks', 'stocks-existing', 'prices'];
     const batches = await runBatchWorkloads(sides, { rounds: ROUNDS, workloads: names.map(byName) });
     let contention: WriteFigures['contention'];
+    let concurrentUpserts: WriteFigures['concurrentUpserts'];
     if (backend === 'postgres') {
       console.log(`  postgres: ${CONTENTION_SECONDS} s of 4 concurrent writers, service then raw`);
       contention = await runContention(sides, {
@@ -83,9 +87,20 @@ async function writes(backend: Backend): Promise<WriteFigures> {
         keySpace: 1_500,
         batchesPerClient: 12,
       });
+      console.log(
+        `  postgres: ${CONTENTION_SECONDS} s of 4 concurrent writers on keys of their own, service then raw`,
+      );
+      concurrentUpserts = await runContention(sides, {
+        clients: 4,
+        seconds: CONTENTION_SECONDS,
+        batchItems: 1_000,
+        keySpace: 1_000,
+        batchesPerClient: 12,
+        disjoint: true,
+      });
     }
     const idleAfterKb = await idleRss(sides.server.pid, 3_000);
-    return { batches, idleKb, idleAfterKb, memory, contention };
+    return { batches, idleKb, idleAfterKb, memory, contention, concurrentUpserts };
   } finally {
     await cleanupAll();
     console.log(`  ${backend} writes done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -202,10 +217,20 @@ function batchLines(figures: Partial<Record<Backend, WriteFigures>>): Line[] {
       ratio(median(lite.service) / median(postgres.service)),
     ]);
   }
+  const side = (s: ContentionSide) =>
+    `${s.errors} errors, ${s.deadlocks} deadlocks, ${s.batches} batches (${(s.batches / s.seconds).toFixed(1)}/s)`;
+  const upserts = figures.postgres?.concurrentUpserts;
+  if (upserts) {
+    const itemsPerSecond = (s: ContentionSide) => (s.batches * 1_000) / s.seconds;
+    lines.push([
+      `W3: one tenant's 4 concurrent 1,000-item price upserts, keys of their own, ${CONTENTION_SECONDS} s (postgres)`,
+      `${side(upserts.service)}, ${Math.round(itemsPerSecond(upserts.service)).toLocaleString('en-US')} items/s`,
+      `${side(upserts.raw)}, ${Math.round(itemsPerSecond(upserts.raw)).toLocaleString('en-US')} items/s`,
+      `${ratio(itemsPerSecond(upserts.service) / itemsPerSecond(upserts.raw))} of the raw floor (bar 0.85x)`,
+    ]);
+  }
   const contention = figures.postgres?.contention;
   if (contention) {
-    const side = (s: ContentionSide) =>
-      `${s.errors} errors, ${s.deadlocks} deadlocks, ${s.batches} batches (${(s.batches / s.seconds).toFixed(1)}/s)`;
     lines.push([
       `4 clients, 1,000-item price batches, overlapping keys, ${CONTENTION_SECONDS} s (postgres)`,
       side(contention.service),
@@ -309,6 +334,14 @@ async function main(): Promise<void> {
     }
   }
 
+  // The zero-setup default as `npm start` runs it: memory and first start (issue 20).
+  let embedded: EmbeddedMemory;
+  try {
+    embedded = await measureEmbeddedMemory();
+  } finally {
+    await cleanupAll();
+  }
+
   console.log(`\n${batchReport([...(figures.postgres?.batches ?? []), ...(figures.pglite?.batches ?? [])])}`);
   console.log(`\n${formatTable(READ_HEADER, readRows(read.results))}`);
   for (const [tenant, seconds] of Object.entries(read.seedSeconds)) {
@@ -320,6 +353,9 @@ async function main(): Promise<void> {
   );
   console.log(
     `\n${formatTable(['retry-safe writes', 'median', 'compared with', 'ratio'], idempotencyLines(retrySafe), 1)}`,
+  );
+  console.log(
+    `\n${formatTable(['embedded default', 'figure', 'bar', ''], embeddedMemoryLines(embedded), 1)}`,
   );
   console.log(
     `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load average (1 min) at start ${loadAtStart}, at end ${load1()}`,

@@ -22,6 +22,12 @@ export interface ContentionOptions {
   keySpace: number;
   /** Distinct batches per writer, cycled. */
   batchesPerClient: number;
+  /**
+   * Each writer draws from its own `keySpace` products (writer c from c * keySpace on): no two
+   * writers share a key, so nothing waits on a row lock and the figure is the admission's and the
+   * pipeline's alone (issue 20's W3: four concurrent upserts of one tenant).
+   */
+  disjoint?: boolean;
 }
 
 export interface ContentionSide {
@@ -32,9 +38,10 @@ export interface ContentionSide {
   firstError: string | undefined;
 }
 
-function batchItems(seed: number, options: ContentionOptions): Record<string, unknown>[] {
+function batchItems(seed: number, client: number, options: ContentionOptions): Record<string, unknown>[] {
   const rng = random(seed);
-  const codes = Array.from({ length: options.keySpace }, (_, at) => at);
+  const first = options.disjoint ? client * options.keySpace : 0;
+  const codes = Array.from({ length: options.keySpace }, (_, at) => first + at);
   // Fisher-Yates: a random order of distinct products.
   for (let at = codes.length - 1; at > 0; at--) {
     const other = Math.floor(rng() * (at + 1));
@@ -94,7 +101,9 @@ export async function runContention(
   if (!sides.url) throw new Error('contention runs on PostgreSQL');
   const admin = await rawPostgres(sides.url);
   const items = Array.from({ length: options.clients }, (_, client) =>
-    Array.from({ length: options.batchesPerClient }, (_, b) => batchItems(client * 1_000 + b + 1, options)),
+    Array.from({ length: options.batchesPerClient }, (_, b) =>
+      batchItems(client * 1_000 + b + 1, client, options),
+    ),
   );
 
   // Service: bodies encoded before the clock starts; one keep-alive socket per writer.
