@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
 import { registerAcknowledgeRoute } from './deliveries/acknowledge-route.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
 import { charsetOf, isUtf8Charset, parseJsonRequest } from './http/json-body.js';
@@ -92,6 +93,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: 0,
     // installGracefulClose answers 503 while closing, in the spec's error shape.
     return503OnClosing: false,
+    // Requests Node's parser refuses get the spec's error shape too.
+    clientErrorHandler,
     // Behind a load balancer: the client's address (token throttle) and the public scheme and host
     // (paging links) come from X-Forwarded-* of the proxies trusted here.
     trustProxy: trustedProxies(options.config.trustProxy ?? false),

@@ -54,6 +54,14 @@ export const problems = {
   notFound: (method: string, url: string) =>
     new HttpProblem(404, [{ message: `Route ${method} ${url.split('?')[0]} not found` }]),
   clientError: (statusCode: number, message: string) => new HttpProblem(statusCode, [{ message }]),
+  // Refused by Node's HTTP parser before any route (src/http/client-errors.ts).
+  /** Bytes HTTP does not allow (a NUL or DEL in a header, a broken request line); reason is llhttp's. */
+  malformedRequest: (reason: string) =>
+    new HttpProblem(400, [{ message: `Malformed HTTP request: ${reason}` }]),
+  headersTooLarge: (limit: number) =>
+    new HttpProblem(431, [{ message: `Request headers exceed the limit of ${limit} bytes` }]),
+  requestTimeout: () =>
+    new HttpProblem(408, [{ message: 'The request was not received in time; the connection is closed' }]),
   /** Past the rate limit of the subscription key (src/http/rate-limit.ts). */
   tooManyRequests: (
     limit: number,

@@ -37,7 +37,13 @@ function trickle(socket: Socket, text: string, everyMs: number) {
   socket.on('close', () => clearInterval(timer));
 }
 
-describe('slow clients are cut off (slowloris)', () => {
+/** The status line and the JSON body of a raw answer. */
+function parsed(answer: string): { status: number; body: unknown; headers: string } {
+  const [head, body] = answer.split('\r\n\r\n', 2) as [string, string];
+  return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]), body: JSON.parse(body), headers: head };
+}
+
+describe("slow clients are cut off (slowloris), and requests the HTTP parser refuses get the spec's errors", () => {
   let app: FastifyInstance;
   let db: Database;
   let port: number;
@@ -66,6 +72,10 @@ describe('slow clients are cut off (slowloris)', () => {
       trickle(socket, `X-Padding: ${'a'.repeat(1000)}\r\n`, 50);
     });
     assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.deepEqual(parsed(answer).body, {
+      statusCode: 408,
+      errors: [{ message: 'The request was not received in time; the connection is closed' }],
+    });
     assert.ok(ms >= 500 && ms < 5_000, `closed after ${ms} ms`);
   });
 
@@ -82,6 +92,42 @@ describe('slow clients are cut off (slowloris)', () => {
     });
     assert.match(answer, /^HTTP\/1\.1 408 /);
     assert.ok(ms >= 900 && ms < 5_000, `closed after ${ms} ms`);
+  });
+
+  for (const [what, header] of [
+    ['a NUL byte in Idempotency-Key', 'Idempotency-Key: abc\x00def'],
+    ['a DEL byte in Idempotency-Key', 'Idempotency-Key: abc\x7fdef'],
+    ['a header name with a space', 'Idempotency Key: abc'],
+  ] as const) {
+    test(`${what}: 400 in the spec's shape, JSON, then the connection is closed`, async () => {
+      const { answer } = await slowClient(port, (socket) => {
+        socket.write(`POST /api/stocks/batch-create HTTP/1.1\r\nHost: localhost\r\n${header}\r\n\r\n`);
+      });
+      const { status, body, headers } = parsed(answer);
+      assert.equal(status, 400);
+      assert.match(headers, /\r\ncontent-type: application\/json/i);
+      const { statusCode, errors } = body as { statusCode: number; errors: { message: string }[] };
+      assert.equal(statusCode, 400);
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!.message, /^Malformed HTTP request: [\x20-\x7e]+$/);
+    });
+  }
+
+  test("a request line that is not HTTP: 400 in the spec's shape", async () => {
+    const { answer } = await slowClient(port, (socket) => socket.write('HELLO\r\n\r\n'));
+    assert.equal(parsed(answer).status, 400);
+    assert.match((parsed(answer).body as { errors: { message: string }[] }).errors[0]!.message, /^Malformed/);
+  });
+
+  test("headers past the 16 KiB limit: 431 with a body in the spec's shape", async () => {
+    const { answer } = await slowClient(port, (socket) => {
+      socket.write(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
+    });
+    assert.deepEqual(parsed(answer), {
+      status: 431,
+      headers: parsed(answer).headers,
+      body: { statusCode: 431, errors: [{ message: 'Request headers exceed the limit of 16384 bytes' }] },
+    });
   });
 
   test('a prompt client is not affected', async () => {
