@@ -30,7 +30,11 @@ const limits = {
   waitingPerTenant: 4,
   maxWaitMs: 10_000,
   heldBytes: 1 << 30,
+  lightBytes: 1_000,
 };
+/** Body sizes below and at the light bound. */
+const LIGHT = 100;
+const HEAVY = 1_000;
 
 /** Records the order in which tickets are admitted. */
 function watch(ticket: BatchTicket, name: string, order: string[]): BatchTicket {
@@ -53,10 +57,10 @@ describe('batch admission', () => {
   test('a free place goes to the tenant served longest ago, not to the oldest batch', async () => {
     const admission = new BatchAdmission(limits);
     const order: string[] = [];
-    const a1 = watch(admission.enter(1), 'a1', order);
-    const a2 = watch(admission.enter(1), 'a2', order);
-    const a3 = watch(admission.enter(1), 'a3', order);
-    const b1 = watch(admission.enter(2), 'b1', order);
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    const a2 = watch(admission.enter(1, LIGHT), 'a2', order);
+    const a3 = watch(admission.enter(1, LIGHT), 'a3', order);
+    const b1 = watch(admission.enter(2, LIGHT), 'b1', order);
     await turn();
     assert.deepEqual(order, ['a1']);
     assert.deepEqual(admission.counts, { running: 1, waiting: 3 });
@@ -75,7 +79,7 @@ describe('batch admission', () => {
   test('a tenant alone gets every free place, past its own bound', async () => {
     const admission = new BatchAdmission({ ...limits, running: 3 });
     const order: string[] = [];
-    const tickets = [1, 2, 3, 4].map((n) => watch(admission.enter(1), `a${n}`, order));
+    const tickets = [1, 2, 3, 4].map((n) => watch(admission.enter(1, LIGHT), `a${n}`, order));
     await turn();
     assert.deepEqual(order, ['a1', 'a2', 'a3'], 'no place stays free while A waits');
     assert.deepEqual(admission.counts, { running: 3, waiting: 1 });
@@ -89,14 +93,14 @@ describe('batch admission', () => {
   test('once another tenant waits, the next free place is its, and the first tenant is back at its bound', async () => {
     const admission = new BatchAdmission({ ...limits, running: 2 });
     const order: string[] = [];
-    const a1 = watch(admission.enter(1), 'a1', order);
-    const a2 = watch(admission.enter(1), 'a2', order);
-    const a3 = watch(admission.enter(1), 'a3', order);
-    const b1 = watch(admission.enter(2), 'b1', order);
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    const a2 = watch(admission.enter(1, LIGHT), 'a2', order);
+    const a3 = watch(admission.enter(1, LIGHT), 'a3', order);
+    const b1 = watch(admission.enter(2, LIGHT), 'b1', order);
     await turn();
     assert.deepEqual(order, ['a1', 'a2'], 'A alone took both places; a3 and b1 wait');
     // A batch of A arriving now waits too: B is waiting and A is past its bound.
-    const a4 = watch(admission.enter(1), 'a4', order);
+    const a4 = watch(admission.enter(1, LIGHT), 'a4', order);
     await finish(a1);
     await turn();
     assert.deepEqual(order, ['a1', 'a2', 'b1'], 'the place went to B, not to a3 or a4');
@@ -115,15 +119,38 @@ describe('batch admission', () => {
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
+  test("a lone tenant's heavy batches stay at its bound; another tenant's heavy batch takes the free place", async () => {
+    const admission = new BatchAdmission({ ...limits, running: 2 });
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1, HEAVY), 'a1', order);
+    const a2 = watch(admission.enter(1, HEAVY), 'a2', order);
+    const a3 = watch(admission.enter(1, LIGHT), 'a3', order);
+    await turn();
+    assert.deepEqual(order, ['a1'], 'a2 waits though a place is free; a3 waits behind it');
+    assert.deepEqual(admission.counts, { running: 1, waiting: 2 });
+    const b1 = watch(admission.enter(2, HEAVY), 'b1', order);
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1'], 'B below its bound: the free place at once');
+    await finish(a1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1', 'a2']);
+    await finish(b1);
+    await turn();
+    assert.deepEqual(order, ['a1', 'b1', 'a2', 'a3'], 'past its bound, but light and nobody else waiting');
+    await finish(a2);
+    await finish(a3);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
   test('when every waiting tenant is at its bound, a free place still goes to one of them', async () => {
     const admission = new BatchAdmission({ ...limits, running: 3 });
     const order: string[] = [];
-    const a1 = watch(admission.enter(1), 'a1', order);
-    const a2 = watch(admission.enter(1), 'a2', order);
-    const a3 = watch(admission.enter(1), 'a3', order);
-    const b1 = watch(admission.enter(2), 'b1', order);
-    const b2 = watch(admission.enter(2), 'b2', order);
-    const a4 = watch(admission.enter(1), 'a4', order);
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    const a2 = watch(admission.enter(1, LIGHT), 'a2', order);
+    const a3 = watch(admission.enter(1, LIGHT), 'a3', order);
+    const b1 = watch(admission.enter(2, LIGHT), 'b1', order);
+    const b2 = watch(admission.enter(2, LIGHT), 'b2', order);
+    const a4 = watch(admission.enter(1, LIGHT), 'a4', order);
     await finish(a1);
     await turn();
     assert.deepEqual(order, ['a1', 'a2', 'a3', 'b1']);
@@ -140,16 +167,16 @@ describe('batch admission', () => {
 
   test('past the tenant waiting bound: 429 with Retry-After at once; other tenants still wait', () => {
     const admission = new BatchAdmission({ ...limits, waitingPerTenant: 2 });
-    const tickets = [admission.enter(1), admission.enter(1), admission.enter(1)];
+    const tickets = [admission.enter(1, LIGHT), admission.enter(1, LIGHT), admission.enter(1, LIGHT)];
     assert.throws(
-      () => admission.enter(1),
+      () => admission.enter(1, LIGHT),
       (error) =>
         error instanceof BatchNotAdmitted &&
         error.reason === 'queueFull' &&
         error.retryAfterSeconds >= 1 &&
         answers(error, 429),
     );
-    tickets.push(admission.enter(2));
+    tickets.push(admission.enter(2, LIGHT));
     assert.deepEqual(admission.counts, { running: 1, waiting: 3 });
     for (const ticket of tickets) {
       ticket.admitted.catch(() => {});
@@ -159,8 +186,8 @@ describe('batch admission', () => {
 
   test('a batch that waited too long: 503 with Retry-After, and it leaves the queue', async () => {
     const admission = new BatchAdmission({ ...limits, maxWaitMs: 20 });
-    const first = admission.enter(1);
-    const late = admission.enter(1);
+    const first = admission.enter(1, LIGHT);
+    const late = admission.enter(1, LIGHT);
     await assert.rejects(
       late.admitted,
       (error) =>
@@ -176,9 +203,9 @@ describe('batch admission', () => {
   test('a client gone while waiting leaves the queue; the place goes to the next', async () => {
     const admission = new BatchAdmission(limits);
     const order: string[] = [];
-    const a1 = watch(admission.enter(1), 'a1', order);
-    const gone = watch(admission.enter(2), 'gone', order);
-    const b2 = watch(admission.enter(3), 'b2', order);
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    const gone = watch(admission.enter(2, LIGHT), 'gone', order);
+    const b2 = watch(admission.enter(3, LIGHT), 'b2', order);
     gone.closed();
     await finish(a1);
     await turn();
@@ -190,8 +217,8 @@ describe('batch admission', () => {
   test('the place is kept until the work is done, even when the client went away first', async () => {
     const admission = new BatchAdmission(limits);
     const order: string[] = [];
-    const a1 = watch(admission.enter(1), 'a1', order);
-    watch(admission.enter(2), 'b1', order);
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    watch(admission.enter(2, LIGHT), 'b1', order);
     await a1.admitted;
     let endWork!: () => void;
     const working = a1.run(() => new Promise<void>((done) => (endWork = done)));
@@ -206,7 +233,7 @@ describe('batch admission', () => {
 
   test('a client gone after its place was given but before its work: the work is refused, not run', async () => {
     const admission = new BatchAdmission(limits);
-    const a1 = admission.enter(1);
+    const a1 = admission.enter(1, LIGHT);
     await a1.admitted;
     a1.closed();
     let ran = false;

@@ -74,7 +74,7 @@ function admit(admission: BatchAdmission, bodyLimit: number): preParsingAsyncHoo
     // The client left once its body was sent: nothing to answer, and the batch must not be processed
     // outside the bound (the answer to this error is never read).
     if (gone) throw new BatchNotAdmitted('busy', 1);
-    ticket = admission.enter(request.tenantId);
+    ticket = admission.enter(request.tenantId, body.byteLength);
     await ticket.admitted;
     tickets.set(request, ticket);
     return bodyStream(body);
