@@ -19,11 +19,16 @@ import { problems } from './http/problems.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './idempotency/keyed-reply.js';
 import { registerDocs } from './openapi/docs-routes.js';
+import { FeedStallWatch } from './read/feed-stall-watch.js';
 import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
 import { VERSION } from './version.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** What holds the change feed back; a served process starts its loop (src/server.ts). */
+    feedWatch: FeedStallWatch;
+  }
   interface FastifyRequest {
     /** The tenant whose rows this request may see and change; set by the authentication guard. */
     tenantId: number;
@@ -48,6 +53,7 @@ export interface AppOptions {
         | 'batchQueuePerTenant'
         | 'batchBodiesMaxBytes'
         | 'idempotencyTtlSeconds'
+        | 'feedStallWarnSeconds'
       >
     >;
   logLevel?: string;
@@ -68,6 +74,9 @@ export interface ClientTimeouts {
   requestMs: number;
   checkEveryMs: number;
 }
+
+/** FEED_STALL_WARN_SECONDS's default (src/config.ts). */
+const DEFAULT_FEED_STALL_WARN_SECONDS = 60;
 
 const DEFAULT_TIMEOUTS: ClientTimeouts = { headersMs: 60_000, requestMs: 120_000, checkEveryMs: 5_000 };
 
@@ -100,7 +109,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: trustedProxies(options.config.trustProxy ?? false),
   });
   app.decorateRequest('tenantId', 0);
-  const metrics = installMetrics(app, options.db, options.config);
+  const feedWatch = new FeedStallWatch(
+    options.db,
+    app.log,
+    options.config.feedStallWarnSeconds ?? DEFAULT_FEED_STALL_WARN_SECONDS,
+  );
+  app.decorate('feedWatch', feedWatch);
+  app.addHook('onClose', async () => feedWatch.stop());
+  const metrics = installMetrics(app, options.db, options.config, feedWatch);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -45,6 +45,11 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** How long an Idempotency-Key's answer is kept (IDEMPOTENCY_TTL_SECONDS; extensions.md 8: at least 7 days). */
   readonly idempotencyTtlSeconds: number;
+  /**
+   * FEED_STALL_WARN_SECONDS: a transaction holding an xid this long, anywhere on the database server,
+   * gets a warning in the log: it holds back every tenant's change feed (src/read/feed-stall-watch.ts).
+   */
+  readonly feedStallWarnSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -115,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenSecret,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86400),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 7 * 86400, 7 * 86400, 366 * 86400),
+    feedStallWarnSeconds: integer(env, 'FEED_STALL_WARN_SECONDS', 60, 1, 86400),
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),

@@ -30,6 +30,7 @@ test('values from the environment', () => {
     DB_POOL_SIZE: '25',
     DB_STATEMENT_TIMEOUT_MS: '15000',
     IDEMPOTENCY_TTL_SECONDS: String(30 * 86400),
+    FEED_STALL_WARN_SECONDS: '15',
   });
   assert.equal(config.databaseUrl, 'postgresql://app@db:5432/sfa');
   assert.equal(config.dataDir, '/var/lib/sfa');
@@ -37,6 +38,8 @@ test('values from the environment', () => {
   assert.deepEqual([config.tokenTtlSeconds, config.poolSize], [600, 25]);
   assert.equal(config.statementTimeoutMs, 15_000);
   assert.equal(config.idempotencyTtlSeconds, 30 * 86400);
+  assert.equal(config.feedStallWarnSeconds, 15);
+  assert.equal(loadConfig({}).feedStallWarnSeconds, 60);
 });
 
 test('a bad value stops the start with a message naming the setting and the value', () => {
@@ -59,6 +62,7 @@ test('a bad value stops the start with a message naming the setting and the valu
       { IDEMPOTENCY_TTL_SECONDS: String(366 * 86400 + 1) },
       /^IDEMPOTENCY_TTL_SECONDS must be a whole number from 604800 to 31622400/,
     ],
+    [{ FEED_STALL_WARN_SECONDS: '0' }, /^FEED_STALL_WARN_SECONDS must be a whole number from 1 to 86400/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/$/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of .*, got "loud"$/],
     [{ TOKEN_SECRET: 'short' }, /^TOKEN_SECRET must be at least 32 bytes long$/],

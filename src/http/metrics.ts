@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
+import type { FeedStall } from '../read/feed-stall-watch.js';
 import { VERSION } from '../version.js';
 
 declare module 'fastify' {
@@ -73,7 +74,7 @@ export class AppMetrics implements BatchMetrics {
     registers: [this.registry],
   });
 
-  constructor(db: Database) {
+  constructor(db: Database, feedWatch: { readonly latest: FeedStall }) {
     new Gauge({
       name: 'sfa_build_info',
       help: 'The running version (value always 1)',
@@ -128,6 +129,22 @@ export class AppMetrics implements BatchMetrics {
       () => db.upkeepStats().runs,
     );
     counter('sfa_db_upkeep_seconds_total', 'Time spent in statistics upkeep', () => db.upkeepStats().seconds);
+    // The change feed held back (src/read/feed-stall-watch.ts), as of the watch's last look.
+    gauge(
+      'sfa_feed_oldest_xid_age_seconds',
+      "Age of the oldest transaction holding an xid on the database server: it holds back every tenant's change feed",
+      () => feedWatch.latest.holder?.ageSeconds ?? 0,
+    );
+    gauge(
+      'sfa_feed_held_back_changes',
+      'Committed change-feed records not yet served because an older transaction is still open',
+      () => feedWatch.latest.heldBack,
+    );
+    gauge(
+      'sfa_feed_held_back_seconds',
+      'How long the change feed has been held back (0 when nothing waits): bounds the age of the oldest committed change not yet served',
+      () => feedWatch.latest.heldBackSeconds,
+    );
   }
 
   requestAnswered(route: string, method: string, statusCode: number, seconds: number): void {
@@ -193,8 +210,9 @@ export function installMetrics(
   app: FastifyInstance,
   db: Database,
   config: { metricsPort?: number | undefined; metricsHost?: string | undefined },
+  feedWatch: { readonly latest: FeedStall },
 ): AppMetrics {
-  const metrics = new AppMetrics(db);
+  const metrics = new AppMetrics(db, feedWatch);
   app.decorate('metrics', metrics);
   app.addHook('onResponse', async (request, reply) => {
     metrics.requestAnswered(

@@ -1,0 +1,90 @@
+import type { Queryable } from '../db/database.js';
+import { feedResources } from '../resources/feed.js';
+import { heldBackChanges, oldestXidHolder, type XidHolder } from '../sql/feed-holders.js';
+
+/** The tables of the feed's resources. */
+const FEED_TABLES = feedResources.map((feed) => feed.source.table);
+
+/** How often a running server looks. */
+export const FEED_WATCH_EVERY_MS = 5_000;
+
+export interface FeedStall {
+  /** The oldest transaction holding an xid on the database server, if any. */
+  holder: XidHolder | undefined;
+  /** Committed feed records not yet served because of it. */
+  heldBack: number;
+  /**
+   * How long the feed has been held back: the holder's age while records wait behind it, else 0.
+   * Every waiting record was committed after the holder began, so this bounds the oldest one's age.
+   */
+  heldBackSeconds: number;
+}
+
+interface WarnLog {
+  warn(details: object, message: string): void;
+}
+
+const NOTHING: FeedStall = { holder: undefined, heldBack: 0, heldBackSeconds: 0 };
+
+/**
+ * Watches what holds the change feed back (src/sql/feed-holders.ts): any transaction that keeps an
+ * xid, in any database of the server, delays every tenant's feed (and what is built on it) for as
+ * long as it stays open, while writes are answered at once and /ready stays 200. The latest figures
+ * feed the metrics; a holder older than warnAfterSeconds gets one warning in the log, with the pid,
+ * database and state PostgreSQL reports, never its query text. On PGlite (one connection) nothing
+ * else can hold an xid: the figures stay 0.
+ */
+export class FeedStallWatch {
+  readonly #db: Queryable;
+  readonly #log: WarnLog;
+  readonly #warnAfterSeconds: number;
+  #latest: FeedStall = NOTHING;
+  /** The holder last warned of (pid and start): one warning per holder. */
+  #warned: string | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(db: Queryable, log: WarnLog, warnAfterSeconds: number) {
+    this.#db = db;
+    this.#log = log;
+    this.#warnAfterSeconds = warnAfterSeconds;
+  }
+
+  get latest(): FeedStall {
+    return this.#latest;
+  }
+
+  /** Looks once: the figures, and the warning when due. Also the entry tests drive. */
+  async check(): Promise<FeedStall> {
+    const holder = await oldestXidHolder(this.#db);
+    const heldBack = holder ? await heldBackChanges(this.#db, FEED_TABLES) : 0;
+    this.#latest = { holder, heldBack, heldBackSeconds: holder && heldBack > 0 ? holder.ageSeconds : 0 };
+    if (holder && holder.ageSeconds >= this.#warnAfterSeconds) {
+      const identity = `${holder.pid}@${holder.startedAt}`;
+      if (identity !== this.#warned) {
+        this.#warned = identity;
+        this.#log.warn(
+          { feedHolder: { ...holder, ageSeconds: Math.round(holder.ageSeconds) }, heldBackChanges: heldBack },
+          `the change feed is held back: a transaction open for ${Math.round(holder.ageSeconds)} s holds an ` +
+            `xid (pid ${holder.pid ?? 'none, prepared'}, database ${holder.database}, state ${holder.state}); ` +
+            `changes committed after it reach no tenant's feed until it ends (README, "Change feed held back")`,
+        );
+      }
+    }
+    return this.#latest;
+  }
+
+  /** Looks every everyMs until stop(); a failed look (database away) is skipped, not fatal. */
+  start(everyMs = FEED_WATCH_EVERY_MS): void {
+    this.#timer ??= setInterval(() => {
+      this.check().catch(() => {
+        // The database is away: /ready says so; the next look tries again.
+      });
+    }, everyMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
