@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { createAuth } from './auth/auth-routes.js';
 import { admissionFor } from './batch/batch-admission.js';
 import { registerBatchRoute } from './batch/batch-route.js';
-import type { Config } from './config.js';
+import { type Config, DEFAULT_FEED_STALL_WARN_SECONDS } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
 import { registerAcknowledgeRoute } from './deliveries/acknowledge-route.js';
@@ -74,9 +74,6 @@ export interface ClientTimeouts {
   requestMs: number;
   checkEveryMs: number;
 }
-
-/** FEED_STALL_WARN_SECONDS's default (src/config.ts). */
-const DEFAULT_FEED_STALL_WARN_SECONDS = 60;
 
 const DEFAULT_TIMEOUTS: ClientTimeouts = { headersMs: 60_000, requestMs: 120_000, checkEveryMs: 5_000 };
 

@@ -52,6 +52,9 @@ export interface Config {
   readonly feedStallWarnSeconds: number;
 }
 
+/** FEED_STALL_WARN_SECONDS when unset. */
+export const DEFAULT_FEED_STALL_WARN_SECONDS = 60;
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -120,7 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenSecret,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86400),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 7 * 86400, 7 * 86400, 366 * 86400),
-    feedStallWarnSeconds: integer(env, 'FEED_STALL_WARN_SECONDS', 60, 1, 86400),
+    feedStallWarnSeconds: integer(env, 'FEED_STALL_WARN_SECONDS', DEFAULT_FEED_STALL_WARN_SECONDS, 1, 86400),
     poolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
