@@ -29,10 +29,13 @@ async function postWatched(tenant: OwnedTenantApp, path: string, payload: string
   histogram.enable();
   let done = false;
   let slowestHealth = 0;
+  /** /health answers completed while the batch request was in flight. */
+  let answered = 0;
   const probes = (async () => {
     while (!done) {
       const started = performance.now();
       assert.equal((await tenant.app.inject({ url: '/health' })).statusCode, 200);
+      if (!done) answered++;
       slowestHealth = Math.max(slowestHealth, performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -48,7 +51,7 @@ async function postWatched(tenant: OwnedTenantApp, path: string, payload: string
   done = true;
   await probes;
   histogram.disable();
-  return { response, ms, slowestHealth, loopMaxMs: histogram.max / 1e6 };
+  return { response, ms, slowestHealth, answered, loopMaxMs: histogram.max / 1e6 };
 }
 
 for (const backend of backends()) {
@@ -68,7 +71,7 @@ for (const backend of backends()) {
         const watched = await postWatched(tenant, CUSTOMERS, payload);
         console.log(
           `# ${backend.name}, ${mib} MiB key flood: ${watched.response.statusCode} in ${watched.ms.toFixed(0)} ms; ` +
-            `slowest /health ${watched.slowestHealth.toFixed(1)} ms, event loop delay max ${watched.loopMaxMs.toFixed(1)} ms`,
+            `${watched.answered} /health answered meanwhile, slowest ${watched.slowestHealth.toFixed(1)} ms, event loop delay max ${watched.loopMaxMs.toFixed(1)} ms`,
         );
         assert.equal(watched.response.statusCode, 400);
         const [only] = watched.response.json().errors;
@@ -76,10 +79,10 @@ for (const backend of backends()) {
         assert.equal(only.errors.length, 101);
         assert.ok(only.errors.some((error: { field: string }) => error.field === '_0'));
         assert.match(only.errors[100].message, /^Too many errors in this item/);
-        assert.ok(watched.slowestHealth < 100, `/health took ${watched.slowestHealth.toFixed(0)} ms`);
-        // Without the worker: 870-1,160 ms for 4 MiB, 4.8-5.4 s for 16 MiB. With it 15-90 ms, more on a
-        // loaded shared machine (the delay counts the time the thread was not scheduled): a generous bound.
-        assert.ok(watched.loopMaxMs < 250, `event loop held ${watched.loopMaxMs.toFixed(0)} ms`);
+        // Counted, not timed: inline, the parse alone held the event loop 870-1,160 ms for 4 MiB and
+        // 4.8-5.4 s for 16 MiB in one piece, so hardly a /health was answered during the request; with
+        // the worker, one every 20 ms or so, however busy the machine (it slows both alike).
+        assert.ok(watched.answered >= 10, `${watched.answered} /health answered during the request`);
       });
     }
 
