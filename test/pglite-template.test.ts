@@ -92,7 +92,7 @@ describe('PGlite template', () => {
     }
   });
 
-  test('two processes making the template at once each end with a whole one', async () => {
+  test('two makers at once (test files starting together) each end with a whole template', async () => {
     const root = scratch('sfa-template-root-');
     const template = templatePaths(root);
     await Promise.all([makeTemplate(template), makeTemplate(template)]);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -55,7 +56,8 @@ function isReady(template: ClusterTemplate): boolean {
 export async function makeTemplate(template: ClusterTemplate = templatePaths()): Promise<void> {
   if (isReady(template)) return;
   const base = dirname(template.dir);
-  const scratch = `${base}.${process.pid}.${Date.now()}.tmp`;
+  // Its own scratch directory, also against another maker in this process (parallel test files).
+  const scratch = `${base}.${randomUUID()}.tmp`;
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true });
   try {
