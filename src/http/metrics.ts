@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { FeedStall } from '../read/feed-stall-watch.js';
+import type { FeedStall } from '../sql/feed-holders.js';
 import { VERSION } from '../version.js';
 
 declare module 'fastify' {

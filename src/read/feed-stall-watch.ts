@@ -1,24 +1,12 @@
 import type { Queryable } from '../db/database.js';
 import { feedResources } from '../resources/feed.js';
-import { heldBackChanges, oldestXidHolder, type XidHolder } from '../sql/feed-holders.js';
+import { type FeedStall, heldBackChanges, oldestXidHolder } from '../sql/feed-holders.js';
 
 /** The tables of the feed's resources. */
 const FEED_TABLES = feedResources.map((feed) => feed.source.table);
 
 /** How often a running server looks. */
 export const FEED_WATCH_EVERY_MS = 5_000;
-
-export interface FeedStall {
-  /** The oldest transaction holding an xid on the database server, if any. */
-  holder: XidHolder | undefined;
-  /** Committed feed records not yet served because of it. */
-  heldBack: number;
-  /**
-   * How long the feed has been held back: the holder's age while records wait behind it, else 0.
-   * Every waiting record was committed after the holder began, so this bounds the oldest one's age.
-   */
-  heldBackSeconds: number;
-}
 
 interface WarnLog {
   warn(details: object, message: string): void;

@@ -36,6 +36,18 @@ FROM (
 ORDER BY xid_age DESC
 LIMIT 1`;
 
+export interface FeedStall {
+  /** The oldest transaction holding an xid on the database server, if any. */
+  holder: XidHolder | undefined;
+  /** Committed feed records not yet served because of it. */
+  heldBack: number;
+  /**
+   * How long the feed has been held back: the holder's age while records wait behind it, else 0.
+   * Every waiting record was committed after the holder began, so this bounds the oldest one's age.
+   */
+  heldBackSeconds: number;
+}
+
 export async function oldestXidHolder(q: Queryable): Promise<XidHolder | undefined> {
   const [row] = await q.query<XidHolder>(OLDEST_HOLDER);
   return row;
