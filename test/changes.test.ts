@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Queryable } from '../src/db/database.js';
 import { buildOpenApiDocument } from '../src/openapi/document.js';
-import { STALE_AFTER_MESSAGE } from '../src/read/changes-params.js';
+import { RESTORED_AFTER_MESSAGE, STALE_AFTER_MESSAGE } from '../src/read/changes-params.js';
 import { feedResourceNamed } from '../src/resources/feed.js';
 import { batchResources } from '../src/resources/index.js';
 import { appForNewTenant, seedProducts, type TenantApp } from './helpers/app.js';
@@ -311,9 +311,16 @@ for (const backend of backends()) {
       // Another resource's cursor.
       await bad(`resource=stocks&after=${products.next}`, 'after');
       await bad(`resource=products&limit=5&limt=3`, 'limt');
-      // The largest xid is a cursor like any other: nothing after it.
+      // The time a cursor was handed out ("t") is whole microseconds since 1970, as text.
+      for (const t of [0, '0', '-5', '1.5', '1e9', 'x', '1234567890123456789', null]) {
+        await bad(`resource=products&after=${cursorOf({ r: 'products', x: '5', k: ['P1'], t })}`, 'after');
+      }
+      // A position ahead of every transaction the database has numbered is from a history it does not
+      // have (a restore to an earlier point: test/feed-restore.test.ts): refused, never an empty page.
       const far = cursorOf({ r: 'products', x: '18446744073709551615', k: ['P1'] });
-      assert.deepEqual((await changes(tenant, `resource=products&after=${far}`)).data, []);
+      const ahead = await tenant.get(`/v1/changes?resource=products&after=${far}`);
+      assert.equal(ahead.status, 400);
+      assert.deepEqual(ahead.body.errors, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }]);
     });
 
     test("isolation: another tenant's records never appear, whatever cursor is sent", async () => {

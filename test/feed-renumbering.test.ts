@@ -108,7 +108,7 @@ for (const backend of servedBackends) {
         );
         before = page.next;
         // A feed never renumbered keeps the cursor's first form (no generation).
-        assert.deepEqual(cursorFields(before), ['k', 'r', 'x']);
+        assert.deepEqual(cursorFields(before), ['k', 'r', 't', 'x']);
       } finally {
         await first.server.close();
       }
@@ -135,7 +135,7 @@ for (const backend of servedBackends) {
           ['P1', 'P2'],
           'every record served again from the start',
         );
-        assert.deepEqual(cursorFields(again.next), ['g', 'k', 'r', 'x']);
+        assert.deepEqual(cursorFields(again.next), ['g', 'k', 'r', 't', 'x']);
         // New writes come after the new cursors.
         await second.upload(['P3']);
         assert.deepEqual(

@@ -100,6 +100,7 @@ function systemColumns(resource: BatchResource): string[] {
     // (migration 008).
     'updated_at',
     'change_xid',
+    'changed_at',
     ...Object.keys(resource.setOnInsert ?? {}),
     ...Object.keys(resource.setOnUpdate ?? {}),
   ];

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { ident } from '../../src/db/sql.js';
 import { decodeCursor } from '../../src/read/changes-cursor.js';
 import { feedResourceNamed } from '../../src/resources/feed.js';
-import { changesStatement } from '../../src/sql/changes.js';
+import { changesPageQuery, changesStatement } from '../../src/sql/changes.js';
 import { selectList } from '../../src/sql/select-list.js';
 import type { ReadSetup } from './reads.js';
 import { median, percentile } from './stats.js';
@@ -82,10 +82,12 @@ export function feedStatementAfter(
   // The benchmark's database was never restored: generation 0.
   const position = decodeCursor(feed, cursor, 0);
   if (typeof position !== 'object' || !position.key) throw new Error(`not a cursor of a row: ${cursor}`);
-  return {
-    sql: changesStatement(feed).after,
-    params: [tenantId, limit, position.xid, ...position.key],
-  };
+  return changesPageQuery(changesStatement(feed), {
+    tenantId,
+    limit,
+    after: position,
+    handedOut: position.handedOut,
+  });
 }
 
 /**

@@ -66,7 +66,7 @@ export function changesPath(): Record<string, OpenApiObject> {
   const [first] = feedResources;
   const example = {
     data: [exampleObject({ ...first!.source.fields, ...first!.extra }, { requiredOnly: false })],
-    next: encodeCursor(first!.name, { xid: '1052', key: ['P-1'] }),
+    next: encodeCursor(first!.name, { xid: '1052', key: ['P-1'] }, '1764000000000000'),
     hasMore: false,
   };
   return {

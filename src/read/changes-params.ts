@@ -1,6 +1,5 @@
 import { type FeedResource, feedResourceNamed, feedResources } from '../resources/feed.js';
-import type { FeedPosition } from '../sql/changes.js';
-import { decodeCursor, STALE } from './changes-cursor.js';
+import { type DecodedCursor, decodeCursor, STALE } from './changes-cursor.js';
 import { checkQuery, type ParamError, type ParamRule } from './query-params.js';
 
 /** Page size of the feed (extensions.md 10): the customer list's own bounds. */
@@ -23,10 +22,14 @@ export const AFTER_MESSAGE = 'Parameter must be the next cursor of an earlier an
 export const STALE_AFTER_MESSAGE =
   'Cursor is from another numbering of the feed (a database restore): download again without after';
 
+/** A cursor of a history the database no longer has (a restore to an earlier point: src/sql/changes.ts). */
+export const RESTORED_AFTER_MESSAGE =
+  'Cursor is from a point the database no longer holds (a restore to an earlier point): download again without after';
+
 export interface ChangesQuery {
   feed: FeedResource;
   /** Absent: from the beginning. */
-  after: FeedPosition | undefined;
+  after: DecodedCursor | undefined;
   /** The cursor as sent, answered as next when the page is empty. */
   afterText: string | undefined;
   limit: number;

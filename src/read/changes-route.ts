@@ -3,7 +3,7 @@ import { HttpProblem } from '../http/problems.js';
 import { feedResources } from '../resources/feed.js';
 import { type ChangesStatement, changesStatement, selectChanges } from '../sql/changes.js';
 import { encodeCursor, START } from './changes-cursor.js';
-import { changesQuery } from './changes-params.js';
+import { changesQuery, RESTORED_AFTER_MESSAGE } from './changes-params.js';
 import { servedGeneration } from './feed-renumbering.js';
 import type { ListRouteDeps } from './list-route.js';
 
@@ -26,12 +26,22 @@ export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteD
     const row = await selectChanges(deps.db, statements.get(feed.name)!, {
       tenantId: request.tenantId,
       after,
+      handedOut: after?.handedOut,
       limit,
     });
+    if (row.refused) {
+      // Clients that follow the feed keep being refused until they download again: one line each time
+      // names the event for the operator who restored (never the cursor itself).
+      request.log.warn(
+        { resource: feed.name },
+        'change feed cursor from a point the database no longer holds (a restore to an earlier point?): refused',
+      );
+      throw new HttpProblem(400, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }]);
+    }
     // Nothing new: the same place again (or the start), so polling with it misses nothing.
     const next = row.last
-      ? encodeCursor(feed.name, { xid: row.last[0]!, key: row.last.slice(1) }, generation)
-      : (afterText ?? encodeCursor(feed.name, START, generation));
+      ? encodeCursor(feed.name, { xid: row.last[0]!, key: row.last.slice(1) }, row.handed_out, generation)
+      : (afterText ?? encodeCursor(feed.name, START, row.handed_out, generation));
     return reply
       .type('application/json; charset=utf-8')
       .send(Buffer.from(`{"data":${row.data},"next":${JSON.stringify(next)},"hasMore":${row.has_more}}`));

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { NOW_UTC } from '../fields/date-time.js';
+import { FEED_MOVE } from './changes.js';
 
 /**
  * Acknowledges the tenant's given deliveries that are still pending and answers the given codes the
@@ -8,7 +9,7 @@ import { NOW_UTC } from '../fields/date-time.js';
  * other instead of deadlocking. The UPDATE runs although the final SELECT does not read it: a
  * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date (and
  * their place in the change feed); a new acknowledgement moves the delivery to this transaction's
- * place there (change_xid, migration 008).
+ * place there (FEED_MOVE, migrations 008 and 013).
  */
 const ACKNOWLEDGE_SQL = `WITH given AS (
   SELECT DISTINCT code FROM unnest($2::text[]) AS g(code)
@@ -18,7 +19,7 @@ const ACKNOWLEDGE_SQL = `WITH given AS (
   ORDER BY d.code COLLATE "C"
   FOR UPDATE OF d
 ), acknowledged AS (
-  UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, change_xid = pg_current_xact_id()
+  UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, ${FEED_MOVE}
   FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
   RETURNING d.code
 )

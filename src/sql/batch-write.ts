@@ -4,6 +4,7 @@ import { ident } from '../db/sql.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import type { ItemsField, SqlType } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
+import { FEED_MOVE } from './changes.js';
 
 /** Key columns sort byte-wise ("C"), the same in every transaction and independent of locale. */
 function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlType }[]): string {
@@ -79,9 +80,9 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
     const assignments = [
       ...changing.map((name) => `${ident(name)} = EXCLUDED.${ident(name)}`),
       ...Object.entries(setOnUpdate).map(([name, expression]) => `${ident(name)} = ${expression}`),
-      // The row moves to this transaction's place in the change feed (migration 008); a new row
-      // gets it from the column's default.
-      'change_xid = pg_current_xact_id()',
+      // The row moves to this transaction's place in the change feed (migrations 008, 013); a new
+      // row gets it from the columns' defaults.
+      FEED_MOVE,
     ];
     const mine = changing.map((name) => `t.${ident(name)}`).join(', ');
     const theirs = changing.map((name) => `EXCLUDED.${ident(name)}`).join(', ');

@@ -26,6 +26,14 @@ export function feedIndexCondition(alias: string): string {
   return `${alias}.change_xid > '0'::xid8`;
 }
 
+/**
+ * What moves a row to the writing transaction's place in the feed (migrations 008 and 013): every
+ * statement that changes an existing row sets both (a new row gets both from the columns' defaults).
+ * changed_at is the transaction's start, before its commit: in one history every row at or behind a
+ * position handed out at time T has changed_at <= T (selectChanges checks it).
+ */
+export const FEED_MOVE = 'change_xid = pg_current_xact_id(), changed_at = now()';
+
 /** What does not change between requests of one resource, built once at start. */
 export interface ChangesStatement {
   readonly feed: FeedResource;
@@ -52,6 +60,14 @@ export interface ChangesRow {
   /** [xid, ...key] of the last row served; null when the page is empty. */
   last: string[] | null;
   has_more: boolean;
+  /**
+   * True when the position sent is not of this database's history (a restore to an earlier point):
+   * ahead of its transaction counter, or with a row behind it that changed after the cursor was
+   * handed out. The page is then not to be served.
+   */
+  refused: boolean;
+  /** The time this page was read (microseconds since 1970, decimal text), which its cursor carries. */
+  handed_out: string;
 }
 
 export function changesStatement(feed: FeedResource): ChangesStatement {
@@ -60,11 +76,21 @@ export function changesStatement(feed: FeedResource): ChangesStatement {
   const a = listed?.alias ?? source.table[0]!;
   const extra = selectList(feed.extra, a);
   const columns = [listed ? listed.columns : selectList(source.fields, a), extra].filter(Boolean).join(', ');
-  const keys = source.key.map((name) => `${a}.${ident(name)}`);
+  const keyNames = source.key.map(ident);
+  const keys = keyNames.map((k) => `${a}.${k}`);
   const order = [`${a}.change_xid`, ...keys].join(', ');
   // The key's values as the cursor carries them, compared back with each field's own type.
   const casts = source.key.map((name) => source.fields[name]!.sqlType);
-  const build = (position: string) => `WITH page AS (
+  const keyParams = casts.map((type, at) => `$${at + 5}::${type}`);
+  // The last row at or behind a position ($3, and $5... for its key): one step backwards through
+  // the feed's index. In one history it changed before the cursor was handed out ($4, microseconds;
+  // null for a cursor from before migration 013, whose rows behind it all carry '-infinity').
+  const behind = (atOrBehind: string) => `
+  SELECT b.changed_at FROM ${ident(source.table)} b
+  WHERE b.tenant_id = $1 AND ${feedIndexCondition('b')} AND ${atOrBehind}
+  ORDER BY ${['b.change_xid', ...keyNames.map((k) => `b.${k}`)].map((c) => `${c} DESC`).join(', ')}
+  LIMIT 1`;
+  const build = (position: string, atOrBehind?: string) => `WITH page AS (
   SELECT row_number() OVER (ORDER BY ${order}) AS n,
          ARRAY[${a}.change_xid::text, ${keys.map((k) => `${k}::text`).join(', ')}] AS position,
          to_json(shown) AS doc
@@ -77,13 +103,24 @@ export function changesStatement(feed: FeedResource): ChangesStatement {
 )
 SELECT COALESCE((SELECT json_agg(doc ORDER BY n) FROM page WHERE n <= $2), '[]'::json)::text AS data,
        (SELECT position FROM page WHERE n <= $2 ORDER BY n DESC LIMIT 1) AS last,
-       (SELECT count(*) FROM page) > $2 AS has_more`;
-  const keyParams = casts.map((type, at) => `$${at + 4}::${type}`);
+       (SELECT count(*) FROM page) > $2 AS has_more,
+       ${
+         atOrBehind
+           ? `($3::xid8 >= pg_snapshot_xmax(pg_current_snapshot())
+         OR COALESCE(extract(epoch FROM (${behind(atOrBehind)})) * 1000000
+                     > COALESCE($4::numeric, '-Infinity'::numeric), false))`
+           : 'false'
+       } AS refused,
+       (extract(epoch FROM clock_timestamp()) * 1000000)::int8::text AS handed_out`;
+  const bKeys = keyNames.map((k) => `b.${k}`);
   return {
     feed,
     first: build(''),
-    after: build(`\n    AND (${order}) > ($3::xid8, ${keyParams.join(', ')})`),
-    fromXid: build(`\n    AND ${a}.change_xid >= $3::xid8`),
+    after: build(
+      `\n    AND (${order}) > ($3::xid8, ${keyParams.join(', ')})`,
+      `(b.change_xid, ${bKeys.join(', ')}) <= ($3::xid8, ${keyParams.join(', ')})`,
+    ),
+    fromXid: build(`\n    AND ${a}.change_xid >= $3::xid8`, 'b.change_xid < $3::xid8'),
     keyLength: source.key.length,
   };
 }
@@ -92,7 +129,22 @@ export interface ChangesRequest {
   tenantId: number;
   /** Absent: from the beginning of the feed. */
   after: FeedPosition | undefined;
+  /** When the cursor of `after` was handed out (microseconds since 1970); undefined: not known. */
+  handedOut?: string | undefined;
   limit: number;
+}
+
+/** The statement of one page and its parameters (also the benchmarks' raw floor). */
+export function changesPageQuery(
+  statement: ChangesStatement,
+  request: ChangesRequest,
+): { sql: string; params: unknown[] } {
+  const { after } = request;
+  const base = [request.tenantId, request.limit];
+  if (after?.key)
+    return { sql: statement.after, params: [...base, after.xid, request.handedOut ?? null, ...after.key] };
+  if (after) return { sql: statement.fromXid, params: [...base, after.xid, request.handedOut ?? null] };
+  return { sql: statement.first, params: base };
 }
 
 /** One page of the tenant's changes of one resource. */
@@ -101,17 +153,7 @@ export async function selectChanges(
   statement: ChangesStatement,
   request: ChangesRequest,
 ): Promise<ChangesRow> {
-  const { after } = request;
-  const base = [request.tenantId, request.limit];
-  let sql = statement.first;
-  let params: unknown[] = base;
-  if (after?.key) {
-    sql = statement.after;
-    params = [...base, after.xid, ...after.key];
-  } else if (after) {
-    sql = statement.fromXid;
-    params = [...base, after.xid];
-  }
+  const { sql, params } = changesPageQuery(statement, request);
   const [row] = await db.query<ChangesRow>(sql, params);
   return row!;
 }

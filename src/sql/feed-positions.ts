@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
 import { ident } from '../db/sql.js';
-import { feedIndexCondition } from './changes.js';
+import { FEED_MOVE, feedIndexCondition } from './changes.js';
 import { storedSetting, storeSettingIfAbsent } from './settings.js';
 
 /*
@@ -65,7 +65,7 @@ function aheadSql(tables: readonly string[]): string {
 function movePieceSql(table: string): string {
   const t = ident(table);
   return `WITH moved AS (
-  UPDATE ${t} SET change_xid = pg_current_xact_id()
+  UPDATE ${t} SET ${FEED_MOVE}
   WHERE ctid = ANY (ARRAY(
     SELECT a.ctid FROM ${t} a
     WHERE a.tenant_id = $1 AND ${feedIndexCondition('a')} AND a.change_xid > pg_current_xact_id() LIMIT $2))
