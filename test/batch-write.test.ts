@@ -74,7 +74,8 @@ test('the write statement fails whole when a row it wrote names a missing refere
     await db.exec(`CREATE TABLE assignments (
       tenant_id integer NOT NULL, code varchar(20) NOT NULL, product_code varchar(20) NOT NULL,
       created_at timestamp NOT NULL, updated_at timestamp,
-      change_xid xid8 NOT NULL DEFAULT pg_current_xact_id(), PRIMARY KEY (tenant_id, code))`);
+      change_xid xid8 NOT NULL DEFAULT pg_current_xact_id(), changed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (tenant_id, code))`);
     assert.equal((await written(db, assignments, tenant, [{ code: 'A1', product_code: 'P1' }])).created, 1);
     await refused(db, assignments, tenant, [{ code: 'A1', product_code: 'NOPE' }]);
     const [row] = await db.query<{ product_code: string }>(

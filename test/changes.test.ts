@@ -323,6 +323,30 @@ for (const backend of backends()) {
       assert.deepEqual(ahead.body.errors, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }]);
     });
 
+    test('a cursor from before its hand-out time was recorded (no t) reads on after the upgrade', async () => {
+      const tenant = await appForNewTenant(db);
+      await seed(tenant, ['U1', 'U2']);
+      const { next } = await drain(tenant, 'products');
+      // What migration 013 leaves: the rows there before it carry '-infinity', and the cursors handed
+      // out before it no time.
+      await db.query("UPDATE products SET changed_at = '-infinity' WHERE tenant_id = $1", [tenant.tenantId]);
+      const { t, ...before } = JSON.parse(Buffer.from(next, 'base64url').toString('utf8'));
+      assert.match(t, /^\d+$/);
+      const old = cursorOf(before);
+      assert.deepEqual((await changes(tenant, `resource=products&after=${old}`)).data, []);
+      await seed(tenant, ['U1', 'U3']);
+      assert.deepEqual(
+        (await changes(tenant, `resource=products&after=${old}`)).data.map((p) => p.code),
+        ['U3'],
+      );
+      // A row behind such a cursor that changed since was written in another history: refused.
+      await db.query("UPDATE products SET changed_at = now() WHERE tenant_id = $1 AND code = 'U2'", [
+        tenant.tenantId,
+      ]);
+      const refused = await tenant.get(`/v1/changes?resource=products&after=${old}`);
+      assert.deepEqual(refused.body.errors, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }]);
+    });
+
     test("isolation: another tenant's records never appear, whatever cursor is sent", async () => {
       const db = await backend.db();
       const a = await appForNewTenant(db);

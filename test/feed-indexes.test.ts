@@ -10,7 +10,7 @@ import { openPostgres } from '../src/db/postgres.js';
 import { feedResourceNamed } from '../src/resources/feed.js';
 import { stocks } from '../src/resources/stocks.js';
 import { buildWriteSql } from '../src/sql/batch-write.js';
-import { changesStatement } from '../src/sql/changes.js';
+import { changesPageQuery, changesStatement } from '../src/sql/changes.js';
 import { insertTenant } from '../src/sql/tenants.js';
 
 /*
@@ -76,14 +76,19 @@ for (const backend of backends) {
       await products(db, tenant);
       await db.exec('ANALYZE products');
       const statement = changesStatement(feedResourceNamed('products')!);
-      for (const [sql, params] of [
-        [statement.first, [tenant, 100]],
-        [statement.after, [tenant, 100, '5', 'P1500']],
-        [statement.fromXid, [tenant, 100, '5']],
-      ] as const) {
-        const shown = await plan(db, sql, [...params]);
+      const handedOut = String(Date.now() * 1000);
+      for (const after of [undefined, { xid: '5', key: ['P1500'] }, { xid: '5', key: null }]) {
+        const { sql, params } = changesPageQuery(statement, {
+          tenantId: tenant,
+          limit: 100,
+          after,
+          handedOut,
+        });
+        const shown = await plan(db, sql, params);
         assert.match(shown, /Index (Only )?Scan using products_changes/, shown);
         assert.doesNotMatch(shown, /Sort Key: .*change_xid/, shown);
+        // The check of the cursor's history: one step back from its position, through the same index.
+        if (after) assert.match(shown, /Index Scan Backward using products_changes/, shown);
       }
     });
   });
