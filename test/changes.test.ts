@@ -324,7 +324,7 @@ for (const backend of backends()) {
     });
 
     test('a cursor from before its hand-out time was recorded (no t) reads on after the upgrade', async () => {
-      const tenant = await appForNewTenant(db);
+      const tenant = await appForNewTenant(await backend.db());
       await seed(tenant, ['U1', 'U2']);
       const { next } = await drain(tenant, 'products');
       // What migration 013 leaves: the rows there before it carry '-infinity', and the cursors handed

@@ -65,7 +65,13 @@ async function prepare(backend: Backend, options: FairnessOptions): Promise<Setu
   }
   const createdA = await createTenant(env, CLI, 'fair-a');
   const createdB = await createTenant(env, CLI, 'fair-b');
-  const server = await startServer(env, ['--import', LOOP_PROBE]);
+  // BENCH_CPU_PROF=<dir>: the server writes a CPU profile there when it exits (as bench:read and batch).
+  const profile = process.env.BENCH_CPU_PROF;
+  const server = await startServer(env, [
+    '--import',
+    LOOP_PROBE,
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+  ]);
   const pg = url ? { client: await rawPostgres(url), database: new URL(url).pathname.slice(1) } : undefined;
   const probe = new ServerProbe(
     {
