@@ -2,26 +2,26 @@ import { constants as zlibConstants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { createAuth } from './auth/auth-routes.js';
 import { admissionFor } from './batch/batch-admission.js';
-import { registerBatchRoute } from './batch/batch-route.js';
 import { type Config, DEFAULT_FEED_STALL_WARN_SECONDS } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
-import { registerAcknowledgeRoute } from './deliveries/acknowledge-route.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
 import { charsetOf, isUtf8Charset, parseJsonRequest } from './http/json-body.js';
+import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/keyed-reply.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
 import { installSecurityHeaders } from './http/security-headers.js';
-import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './idempotency/keyed-reply.js';
-import { registerDocs } from './openapi/docs-routes.js';
 import { FeedStallWatch } from './read/feed-stall-watch.js';
-import { registerReadRoutes } from './read/read-routes.js';
 import { batchResources } from './resources/index.js';
+import { registerBatchRoute } from './routes/api/batch-route.js';
+import { registerDocs } from './routes/docs/docs-routes.js';
+import { createAuth } from './routes/token/auth-routes.js';
+import { registerAcknowledgeRoute } from './routes/v1/acknowledge-route.js';
+import { registerReadRoutes } from './routes/v1/read-routes.js';
 import { VERSION } from './version.js';
 
 declare module 'fastify' {
@@ -146,7 +146,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     try {
-      // A large batch body stays bytes, parsed in a worker thread (src/batch/batch-worker-pool.ts).
+      // A large batch body stays bytes, parsed in a worker thread (src/workers/batch-worker-pool.ts).
       done(null, parseJsonRequest(body as Buffer, request.routeOptions.config.rawJsonFrom));
     } catch {
       done(problems.invalidJson(), undefined);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
-import { WORKER_BODY_BYTES } from '../src/batch/batch-worker-pool.js';
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../src/deliveries/acknowledge.js';
+import { WORKER_BODY_BYTES } from '../src/workers/batch-worker-pool.js';
 import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 import { keyFlood } from './helpers/key-flood.js';

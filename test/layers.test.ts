@@ -5,8 +5,8 @@ import { test } from 'node:test';
 
 /**
  * The layers of docs/architecture.md, bottom to top: a module imports only from its own layer or the
- * ones below it. The domain folders also hold the HTTP layer's files for their routes, told apart by
- * name (-route, -routes, -reply, -hook), so a domain rule never learns of an HTTP status.
+ * ones below it. A folder is one layer: every module that knows the web framework (routes, hooks,
+ * replies) lives in the HTTP layer's folders, so a domain rule never learns of an HTTP status.
  */
 const LAYERS = ['declarations', 'database', 'statements', 'domain', 'http', 'process'] as const;
 type Layer = (typeof LAYERS)[number];
@@ -24,21 +24,21 @@ const FOLDERS: Record<string, Layer> = {
   idempotency: 'domain',
   seed: 'domain',
   demo: 'domain',
+  workers: 'domain',
   http: 'http',
   openapi: 'http',
+  routes: 'http',
 };
 
 /** Files at the top of src/: the package's name and version are read by all; the rest is the process. */
 const TOP_FILES: Record<string, Layer> = { 'version.ts': 'declarations' };
-
-const HTTP_NAME = /-(route|routes|reply|hook)(-[a-z-]+)?\.ts$/;
 
 function layerOf(file: string): Layer {
   const [folder, ...rest] = file.split('/');
   if (rest.length === 0) return TOP_FILES[folder!] ?? 'process';
   const layer = FOLDERS[folder!];
   assert.ok(layer, `src/${folder}/ has no layer in docs/architecture.md (and this test)`);
-  return layer === 'domain' && HTTP_NAME.test(file) ? 'http' : layer;
+  return layer;
 }
 
 const SRC = join(import.meta.dirname, '..', 'src');

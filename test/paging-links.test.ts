@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isWellFormedHost } from '../src/read/list-route-links.js';
+import { isWellFormedHost } from '../src/routes/v1/list-route-links.js';
 import { appForNewTenant } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 import { customer } from './helpers/read-data.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { DOCS_CSP } from '../src/openapi/docs-routes.js';
+import { DOCS_CSP } from '../src/routes/docs/docs-routes.js';
 import { appForNewTenant } from './helpers/app.js';
 import { backends } from './helpers/backends.js';
 

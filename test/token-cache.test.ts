@@ -13,12 +13,12 @@ import {
   verifyAccessToken,
 } from '../src/auth/access-token.js';
 import { ApiClientVerifier } from '../src/auth/client-verifier.js';
-import { createGuard } from '../src/auth/guard-hook.js';
 import { SubscriptionKeyVerifier } from '../src/auth/key-verifier.js';
 import { once, serverSecret, tokenSigningKey } from '../src/auth/server-secrets.js';
 import { AccessTokenCache, type AccessTokenCacheOptions } from '../src/auth/token-cache.js';
 import type { Database } from '../src/db/database.js';
 import { installErrorHandling } from '../src/http/error-handler.js';
+import { createGuard } from '../src/http/guard-hook.js';
 import { revokeClient } from '../src/sql/credentials.js';
 import { createTenant } from '../src/tenants/tenants.js';
 import { testAuthConfig } from './helpers/app.js';

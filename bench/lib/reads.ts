@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { LOCK_FILE } from '../../src/db/data-dir-lock.js';
 import type { Database } from '../../src/db/database.js';
-import { registerReadRoutes } from '../../src/read/read-routes.js';
+import { registerReadRoutes } from '../../src/routes/v1/read-routes.js';
 import {
   createPgDatabase,
   postgresCommand,

@@ -1,5 +1,3 @@
-import type { UpkeepStats } from './table-upkeep.js';
-
 /**
  * The one narrow interface the rest of the code sees. Two implementations: PostgreSQL (pg pool) and
  * embedded PGlite. Both speak the same PostgreSQL dialect, so every statement is written once; where
@@ -73,4 +71,10 @@ export async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
       await new Promise((done) => setTimeout(done, Math.random() * 20 * n));
     }
   }
+}
+
+/** What the upkeep has done in this process: how often it ran, and for how long in all. */
+export interface UpkeepStats {
+  runs: number;
+  seconds: number;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from './database.js';
+import type { Queryable, UpkeepStats } from './database.js';
 import { ident } from './sql.js';
 
 /** Rows written to a table since its last upkeep that call for the next one: a floor plus a share. */
@@ -32,12 +32,6 @@ const ROWS_SQL = 'SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WH
 export interface UpkeepPolicy {
   command: 'VACUUM (ANALYZE)' | 'ANALYZE';
   changedShare: number;
-}
-
-/** What the upkeep has done in this process: how often it ran, and for how long in all. */
-export interface UpkeepStats {
-  runs: number;
-  seconds: number;
 }
 
 export const PGLITE_UPKEEP: UpkeepPolicy = { command: 'VACUUM (ANALYZE)', changedShare: 0.2 };

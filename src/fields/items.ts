@@ -42,7 +42,7 @@ export class ItemsField extends Field {
   }
 
   valueSchema(context: SchemaContext): JsonSchema {
-    return { type: 'array', maxItems: this.maxItems, items: context.childSchema(this) };
+    return { type: 'array', maxItems: this.maxItems, items: context.childSchema() };
   }
 
   override typeNote(direction: Direction): string {

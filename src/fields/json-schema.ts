@@ -1,5 +1,3 @@
-import type { ItemsField } from './items.js';
-
 /** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them. */
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -9,6 +7,9 @@ export type Direction = 'request' | 'response';
 /** What a field type needs from the document it is described in. */
 export interface SchemaContext {
   direction: Direction;
-  /** The $ref schema of the child objects of an items field (the document names and places it). */
-  childSchema(field: ItemsField): JsonSchema;
+  /**
+   * The $ref schema of the child objects of the items field being described (the document names and
+   * places it; a table has at most one items field).
+   */
+  childSchema(): JsonSchema;
 }

@@ -78,7 +78,7 @@ export const problems = {
       ],
       { ...headers, 'retry-after': String(retryAfter) },
     ),
-  /** Too many unknown subscription keys sent with one tenant's token (src/auth/guard-hook.ts). */
+  /** Too many unknown subscription keys sent with one tenant's token (src/http/guard-hook.ts). */
   tooManyKeyFailures: (retryAfter: number) =>
     new HttpProblem(
       429,

@@ -12,7 +12,7 @@ export interface Answer {
 export interface KeyedRequest {
   tenantId: number;
   key: string;
-  /** requestHash of the request (src/idempotency/idempotency-key-hook.ts). */
+  /** requestHash of the request (src/http/idempotency-key-hook.ts). */
   requestHash: string;
 }
 

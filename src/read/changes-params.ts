@@ -2,6 +2,9 @@ import { type FeedResource, feedResourceNamed, feedResources } from '../resource
 import { type DecodedCursor, decodeCursor, STALE } from './changes-cursor.js';
 import { checkQuery, type ParamError, type ParamRule } from './query-params.js';
 
+/** Where the feed is served (extensions.md 10): the route and the OpenAPI document. */
+export const CHANGES_PATH = '/v1/changes';
+
 /** Page size of the feed (extensions.md 10): the customer list's own bounds. */
 export const CHANGES_LIMIT = { max: 1000, default: 100 } as const;
 /** Longer than any cursor the service writes (a few hundred characters at the longest keys). */

@@ -18,7 +18,7 @@ export interface PageLinks {
 /**
  * Links keep every filter and the sort of the request (extensions.md 6), in a stable order, with
  * page and limit last. An empty result has totalPages 0 and its last link points at page 1. baseUrl is
- * the endpoint's address, or only its path (relative links: src/read/list-route-links.ts).
+ * the endpoint's address, or only its path (relative links: src/routes/v1/list-route-links.ts).
  */
 export function pageEnvelope(
   baseUrl: string,

@@ -91,7 +91,7 @@ const PLAIN = /^[a-z_][a-z0-9_]*$/;
 
 /**
  * One list endpoint, declared once: its route, query rules, statement and OpenAPI all come from it
- * (src/read/list-route.ts, src/read/list-params.ts, src/sql/list-page.ts, src/openapi/read-paths.ts).
+ * (src/routes/v1/list-route.ts, src/read/list-params.ts, src/sql/list-page.ts, src/openapi/read-paths.ts).
  * Checks the declaration against its field table at start, so a filter on a field that does not
  * exist, or of a type it cannot filter, fails at once.
  */

@@ -1,17 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import { BatchArrayRefused, InvalidBatch } from '../batch/batch-errors.js';
-import { checkAcknowledgeBody, WORKER_BODY_BYTES } from '../batch/batch-worker-pool.js';
-import type { Database, Queryable } from '../db/database.js';
-import { problemOf } from '../http/domain-problems.js';
-import { RawJson } from '../http/json-body.js';
-import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
-import { checkIdempotencyKey } from '../idempotency/idempotency-key-hook.js';
-import {
-  answerRequest,
-  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-  problemAnswer,
-  sendAnswer,
-} from '../idempotency/keyed-reply.js';
+import { BatchArrayRefused, InvalidBatch } from '../../batch/batch-errors.js';
+import type { Database, Queryable } from '../../db/database.js';
 import {
   ACKNOWLEDGE_BODY_LIMIT,
   type AcknowledgeCheck,
@@ -19,8 +8,19 @@ import {
   checkAcknowledgeBytes,
   checkAcknowledgeValue,
   noteAcknowledged,
-} from './acknowledge.js';
-import { OneAtATime } from './one-at-a-time.js';
+} from '../../deliveries/acknowledge.js';
+import { OneAtATime } from '../../deliveries/one-at-a-time.js';
+import { problemOf } from '../../http/domain-problems.js';
+import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
+import { RawJson } from '../../http/json-body.js';
+import {
+  answerRequest,
+  DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  problemAnswer,
+  sendAnswer,
+} from '../../http/keyed-reply.js';
+import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
+import { checkAcknowledgeBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
 
 export interface AcknowledgeRouteDeps {
   db: Database;

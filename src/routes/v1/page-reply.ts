@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
-import type { PageRow } from '../sql/list-page.js';
-import type { ListQuery } from './list-params.js';
-import { pageEnvelope } from './page-envelope.js';
+import type { ListQuery } from '../../read/list-params.js';
+import { pageEnvelope } from '../../read/page-envelope.js';
+import type { PageRow } from '../../sql/list-page.js';
 
 /**
  * Answers {data, meta, links}. The page's JSON is built by PostgreSQL and sent as is: numbers keep

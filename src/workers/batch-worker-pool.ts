@@ -1,10 +1,10 @@
 import { Piscina } from 'piscina';
+import { BatchArrayRefused, ValidationCrash } from '../batch/batch-errors.js';
+import type { BatchOptions } from '../batch/batch-options.js';
+import type { CheckedBatch } from '../batch/checked-batch.js';
 import type { AcknowledgeCheck } from '../deliveries/acknowledge.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { BatchArrayRefused, ValidationCrash } from './batch-errors.js';
-import type { BatchOptions } from './batch-options.js';
 import type { BatchTask, BatchTaskResult } from './batch-worker.js';
-import type { CheckedBatch } from './checked-batch.js';
 
 /**
  * Bodies from this size on are parsed and checked in a worker thread. Below it the hop (a task

@@ -1,12 +1,12 @@
 import type { onRequestHookHandler } from 'fastify';
-import { problems } from '../http/problems.js';
-import type { RateLimiter } from '../http/rate-limit.js';
-import { type AccessTokenSubject, InvalidAccessToken } from './access-token.js';
-import type { ApiClientVerifier } from './client-verifier.js';
-import type { Attempt, FailureThrottle } from './failure-throttle.js';
-import type { SubscriptionKeyVerifier } from './key-verifier.js';
-import { subscriptionKeyId } from './subscription-key.js';
-import { AccessTokenCache } from './token-cache.js';
+import { type AccessTokenSubject, InvalidAccessToken } from '../auth/access-token.js';
+import type { ApiClientVerifier } from '../auth/client-verifier.js';
+import type { Attempt, FailureThrottle } from '../auth/failure-throttle.js';
+import type { SubscriptionKeyVerifier } from '../auth/key-verifier.js';
+import { subscriptionKeyId } from '../auth/subscription-key.js';
+import { AccessTokenCache } from '../auth/token-cache.js';
+import { problems } from './problems.js';
+import type { RateLimiter } from './rate-limit.js';
 
 export interface GuardDeps {
   keys: SubscriptionKeyVerifier;

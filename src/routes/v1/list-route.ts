@@ -1,14 +1,14 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import type { Queryable } from '../db/database.js';
-import { HttpProblem } from '../http/problems.js';
-import type { ListResource } from '../resources/list-resource.js';
-import { listPageStatement } from '../sql/list-page.js';
-import type { FilteredTotals } from './filtered-totals.js';
-import { readListPage } from './list-page.js';
-import { listParamRules, listQuery } from './list-params.js';
+import type { Queryable } from '../../db/database.js';
+import { HttpProblem } from '../../http/problems.js';
+import type { FilteredTotals } from '../../read/filtered-totals.js';
+import { readListPage } from '../../read/list-page.js';
+import { listParamRules, listQuery } from '../../read/list-params.js';
+import { checkQuery } from '../../read/query-params.js';
+import type { ListResource } from '../../resources/list-resource.js';
+import { listPageStatement } from '../../sql/list-page.js';
 import { linkBase } from './list-route-links.js';
 import { sendPage } from './page-reply.js';
-import { checkQuery } from './query-params.js';
 
 export interface ListRouteDeps {
   db: Queryable;

@@ -1,20 +1,21 @@
 /**
- * Runs in a worker thread (src/batch/batch-worker-pool.ts): the CPU-heavy part of a large batch body,
+ * Runs in a worker thread (src/workers/batch-worker-pool.ts): the CPU-heavy part of a large batch body,
  * off the event loop that serves every tenant's requests. Parses the bytes, applies the array rules,
  * validates the items, merges repeated keys and builds the statements' column literals, and sends back
  * only small results: an array rule's name, the capped problem list, or the literals and counts. Never
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
+
+import { arrayRuleBrokenBy } from '../batch/batch-array.js';
+import type { ArrayRule } from '../batch/batch-errors.js';
+import { NO_OPTIONS } from '../batch/batch-options.js';
+import { keyTextsOf, writeOf } from '../batch/checked-batch.js';
+import { type ItemError, validateItems } from '../batch/validate-items.js';
+import type { PreparedWrite } from '../batch/write-batch.js';
 import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
 import { parseJsonBytes } from '../fields/json-text.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
-import { arrayRuleBrokenBy } from './batch-array.js';
-import type { ArrayRule } from './batch-errors.js';
-import { NO_OPTIONS } from './batch-options.js';
-import { keyTextsOf, writeOf } from './checked-batch.js';
-import { type ItemError, validateItems } from './validate-items.js';
-import type { PreparedWrite } from './write-batch.js';
 
 export interface BatchTask {
   /** The resource's name (resource.name). */

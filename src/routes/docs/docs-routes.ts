@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { openApiJson } from './document.js';
+import { openApiJson } from '../../openapi/document.js';
 
 /**
  * The docs page's policy (docs/decisions.md, security headers): its scripts, styles and the document

@@ -1,10 +1,10 @@
-import { problems } from '../http/problems.js';
-import type { Answer } from '../idempotency/answer-once.js';
-import { problemAnswer } from '../idempotency/keyed-reply.js';
-import type { BatchResource } from '../resources/batch-resource.js';
-import type { BatchResult } from './answer-batch.js';
-import type { BatchOptions } from './batch-options.js';
-import { cutAnswer } from './error-limits.js';
+import type { BatchResult } from '../../batch/answer-batch.js';
+import type { BatchOptions } from '../../batch/batch-options.js';
+import { cutAnswer } from '../../batch/error-limits.js';
+import { problemAnswer } from '../../http/keyed-reply.js';
+import { problems } from '../../http/problems.js';
+import type { Answer } from '../../idempotency/answer-once.js';
+import type { BatchResource } from '../../resources/batch-resource.js';
 
 /**
  * A batch's answer as text. 201 {statusCode, message, created, updated, ignored} (extensions.md 5),

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { listResources } from '../resources/lists.js';
+import { FilteredTotals } from '../../read/filtered-totals.js';
+import { listResources } from '../../resources/lists.js';
 import { registerChangesRoute } from './changes-route.js';
-import { FilteredTotals } from './filtered-totals.js';
 import { type ListRouteDeps, registerListRoute } from './list-route.js';
 
 export type ReadRouteDeps = Omit<ListRouteDeps, 'totals'>;

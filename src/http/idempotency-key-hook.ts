@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { InvalidIdempotencyKey } from './idempotency-errors.js';
+import { InvalidIdempotencyKey } from '../idempotency/idempotency-errors.js';
 
 /** The header of extensions.md 8, as Node names it (lower case). */
 export const IDEMPOTENCY_KEY = 'idempotency-key';

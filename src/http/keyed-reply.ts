@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database, Queryable } from '../db/database.js';
-import type { HttpProblem } from '../http/problems.js';
-import { type Answer, answerOnce, type IdempotencySettings } from './answer-once.js';
+import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
 import { idempotencyKeyOf, requestHash } from './idempotency-key-hook.js';
+import type { HttpProblem } from './problems.js';
 
 /** Seven days (extensions.md 8: at least that long). */
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;

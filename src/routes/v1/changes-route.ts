@@ -1,13 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { HttpProblem } from '../http/problems.js';
-import { feedResources } from '../resources/feed.js';
-import { type ChangesStatement, changesStatement, selectChanges } from '../sql/changes.js';
-import { encodeCursor, START } from './changes-cursor.js';
-import { changesQuery, RESTORED_AFTER_MESSAGE } from './changes-params.js';
-import { servedGeneration } from './feed-renumbering.js';
+import { HttpProblem } from '../../http/problems.js';
+import { encodeCursor, START } from '../../read/changes-cursor.js';
+import { CHANGES_PATH, changesQuery, RESTORED_AFTER_MESSAGE } from '../../read/changes-params.js';
+import { servedGeneration } from '../../read/feed-renumbering.js';
+import { feedResources } from '../../resources/feed.js';
+import { type ChangesStatement, changesStatement, selectChanges } from '../../sql/changes.js';
 import type { ListRouteDeps } from './list-route.js';
-
-export const CHANGES_PATH = '/v1/changes';
 
 /**
  * GET /v1/changes (extensions.md 10): one page of one resource's changes after a cursor, for every

@@ -4,31 +4,31 @@ import type {
   onRequestHookHandler,
   preParsingAsyncHookHandler,
 } from 'fastify';
-import type { Database, Queryable } from '../db/database.js';
-import { parseJsonBytes } from '../fields/json-text.js';
-import { problemOf } from '../http/domain-problems.js';
-import { RawJson } from '../http/json-body.js';
-import type { BatchMetrics } from '../http/metrics.js';
-import type { Answer, IdempotencySettings } from '../idempotency/answer-once.js';
-import { idempotencyKeyOf } from '../idempotency/idempotency-key-hook.js';
+import { answerChecked, type BatchResult } from '../../batch/answer-batch.js';
+import type { BatchAdmission, BatchTicket } from '../../batch/batch-admission.js';
+import { checkBatchArray } from '../../batch/batch-array.js';
+import { BatchArrayRefused, BatchNotAdmitted } from '../../batch/batch-errors.js';
+import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
+import type { CheckedBatch } from '../../batch/checked-batch.js';
+import { checkItems } from '../../batch/process-batch.js';
+import { bodyStream, receiveBody } from '../../batch/receive-body.js';
+import { noteWrites } from '../../batch/write-batch.js';
+import type { Database, Queryable } from '../../db/database.js';
+import { parseJsonBytes } from '../../fields/json-text.js';
+import { problemOf } from '../../http/domain-problems.js';
+import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
+import { RawJson } from '../../http/json-body.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
   problemAnswer,
   sendAnswer,
-} from '../idempotency/keyed-reply.js';
-import type { BatchResource } from '../resources/batch-resource.js';
-import { answerChecked, type BatchResult } from './answer-batch.js';
-import type { BatchAdmission, BatchTicket } from './batch-admission.js';
-import { checkBatchArray } from './batch-array.js';
-import { BatchArrayRefused, BatchNotAdmitted } from './batch-errors.js';
-import { type BatchOptions, batchOptions } from './batch-options.js';
+} from '../../http/keyed-reply.js';
+import type { BatchMetrics } from '../../http/metrics.js';
+import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
+import type { BatchResource } from '../../resources/batch-resource.js';
+import { checkBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
 import { batchAnswer } from './batch-reply.js';
-import { checkBody, WORKER_BODY_BYTES } from './batch-worker-pool.js';
-import type { CheckedBatch } from './checked-batch.js';
-import { checkItems } from './process-batch.js';
-import { bodyStream, receiveBody } from './receive-body.js';
-import { noteWrites } from './write-batch.js';
 
 export interface BatchRouteDeps {
   db: Database;

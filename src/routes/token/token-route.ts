@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { HttpProblem, OAuthProblem, oauthProblems } from '../http/problems.js';
-import { signAccessToken } from './access-token.js';
-import { callerAddress } from './caller-address.js';
-import type { ApiClientVerifier } from './client-verifier.js';
-import type { Attempt, FailureThrottle } from './failure-throttle.js';
-import { HashingBusy } from './hashing-gate.js';
-import type { SubscriptionKeyVerifier } from './key-verifier.js';
+import { signAccessToken } from '../../auth/access-token.js';
+import { callerAddress } from '../../auth/caller-address.js';
+import type { ApiClientVerifier } from '../../auth/client-verifier.js';
+import type { Attempt, FailureThrottle } from '../../auth/failure-throttle.js';
+import { HashingBusy } from '../../auth/hashing-gate.js';
+import type { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
+import { HttpProblem, OAuthProblem, oauthProblems } from '../../http/problems.js';
 import { readTokenRequest } from './token-route-request.js';
 
 export interface TokenRouteDeps {

@@ -1,4 +1,4 @@
-import { oauthProblems } from '../http/problems.js';
+import { oauthProblems } from '../../http/problems.js';
 
 /** What a POST /token request asks for, read from its body and Authorization header. */
 export interface TokenRequest {

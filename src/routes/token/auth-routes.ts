@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
-import type { Database } from '../db/database.js';
-import { rateLimiterFor } from '../http/rate-limit.js';
-import { ApiClientVerifier } from './client-verifier.js';
-import { FailureThrottle } from './failure-throttle.js';
-import { createGuard } from './guard-hook.js';
-import { SubscriptionKeyVerifier } from './key-verifier.js';
-import { once, serverSecret, tokenSigningKey } from './server-secrets.js';
+import { ApiClientVerifier } from '../../auth/client-verifier.js';
+import { FailureThrottle } from '../../auth/failure-throttle.js';
+import { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
+import { once, serverSecret, tokenSigningKey } from '../../auth/server-secrets.js';
+import type { Database } from '../../db/database.js';
+import { createGuard } from '../../http/guard-hook.js';
+import { rateLimiterFor } from '../../http/rate-limit.js';
 import { tokenRoutes } from './token-route.js';
 
 export interface AuthDeps {
