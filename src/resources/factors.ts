@@ -1,6 +1,6 @@
 import { decimal, text } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
-import { productReference } from './products.js';
+import { productCodeField } from './products.js';
 
 /** backoffice-api.md 4.6. */
 export const factors = batchResource({
@@ -12,12 +12,7 @@ export const factors = batchResource({
   key: ['product_code', 'unit'],
   onExisting: 'ignore',
   fields: {
-    product_code: text({
-      max: 20,
-      required: true,
-      references: productReference,
-      description: 'must exist in the product master',
-    }),
+    product_code: productCodeField,
     unit: decimal({ precision: 18, scale: 2, required: true, description: 'numeric conversion factor' }),
     description: text({ max: 20, required: true, description: 'unit description' }),
     volume: decimal({ precision: 18, scale: 2, description: 'volume of the presentation' }),

@@ -1,6 +1,6 @@
 import { decimal, text } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
-import { productReference } from './products.js';
+import { productCodeField } from './products.js';
 
 /** backoffice-api.md 4.9: the one spec endpoint that updates existing keys. */
 export const prices = batchResource({
@@ -12,12 +12,7 @@ export const prices = batchResource({
   key: ['product_code', 'price_list'],
   onExisting: 'update',
   fields: {
-    product_code: text({
-      max: 20,
-      required: true,
-      references: productReference,
-      description: 'must exist in the product master',
-    }),
+    product_code: productCodeField,
     price_list: text({ max: 20, required: true, description: 'price list code' }),
     price: decimal({ precision: 18, scale: 2, required: true, description: 'price in the list' }),
     maximum_discount: decimal({ precision: 10, scale: 2, description: 'maximum discount percent, level 1' }),

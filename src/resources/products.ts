@@ -29,3 +29,14 @@ export const productReference: Reference = {
   field: 'code',
   message: fieldMessages.unknownProduct,
 };
+
+/**
+ * The product code by which stocks, factors and prices name a product of the master: the first part
+ * of each one's key, declared once.
+ */
+export const productCodeField = text({
+  max: 20,
+  required: true,
+  references: productReference,
+  description: 'must exist in the product master',
+});

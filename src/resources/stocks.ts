@@ -1,6 +1,6 @@
 import { decimal, text } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
-import { productReference } from './products.js';
+import { productCodeField } from './products.js';
 
 /** backoffice-api.md 4.4. */
 export const stocks = batchResource({
@@ -12,12 +12,7 @@ export const stocks = batchResource({
   key: ['product_code', 'location'],
   onExisting: 'ignore',
   fields: {
-    product_code: text({
-      max: 20,
-      required: true,
-      references: productReference,
-      description: 'must exist in the product master',
-    }),
+    product_code: productCodeField,
     location: text({ max: 20, required: true, description: 'warehouse, point of sale or location' }),
     quantity: decimal({
       precision: 18,
