@@ -2,6 +2,8 @@ import { constants as zlibConstants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { BackgroundLoops } from './background/background-loops.js';
+import { newInstanceId } from './background/background-work.js';
 import { admissionFor } from './batch/batch-admission.js';
 import { type Config, DEFAULT_FEED_STALL_WARN_SECONDS } from './config.js';
 import type { Database } from './db/database.js';
@@ -15,7 +17,8 @@ import { loggerOptions, RequestLogController, requestId } from './http/logger.js
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
 import { installSecurityHeaders } from './http/security-headers.js';
-import { FeedStallWatch } from './read/feed-stall-watch.js';
+import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
+import { FEED_WATCH_EVERY_MS, FeedStallWatch } from './read/feed-stall-watch.js';
 import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { registerDocs } from './routes/docs/docs-routes.js';
@@ -28,6 +31,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** What holds the change feed back; a served process starts its loop (src/server.ts). */
     feedWatch: FeedStallWatch;
+    /** The background work of this instance (src/background/): started by serve, stopped on close. */
+    background: BackgroundLoops;
   }
   interface FastifyRequest {
     /** The tenant whose rows this request may see and change; set by the authentication guard. */
@@ -112,7 +117,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.config.feedStallWarnSeconds ?? DEFAULT_FEED_STALL_WARN_SECONDS,
   );
   app.decorate('feedWatch', feedWatch);
-  app.addHook('onClose', async () => feedWatch.stop());
+  // Work beside the requests, in every instance; `serve` starts it after listening (src/server.ts).
+  const background = new BackgroundLoops(
+    [
+      // Each instance's own figures: no lease.
+      {
+        name: 'feed-stall-watch',
+        everyMs: FEED_WATCH_EVERY_MS,
+        round: async () => void (await feedWatch.check()),
+      },
+      // One instance for all, by lease.
+      idempotencyExpirySweep(options.db, newInstanceId()),
+    ],
+    app.log,
+  );
+  app.decorate('background', background);
+  app.addHook('onClose', () => background.stop());
   const metrics = installMetrics(app, options.db, options.config, feedWatch);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

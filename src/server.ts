@@ -41,8 +41,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app = await buildApp({ db, config, logLevel: config.logLevel });
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
-    // Beside the server: the change feed's watch (stopped when the app closes).
-    app.feedWatch.start();
+    // Beside the server: the background work (src/background/; stopped when the app closes).
+    app.background.start();
     const running = app;
     return {
       app: running,

@@ -25,6 +25,7 @@ const FOLDERS: Record<string, Layer> = {
   seed: 'domain',
   demo: 'domain',
   workers: 'domain',
+  background: 'domain',
   http: 'http',
   openapi: 'http',
   routes: 'http',

@@ -5,7 +5,7 @@ import { type FeedStall, heldBackChanges, oldestXidHolder } from '../sql/feed-ho
 /** The tables of the feed's resources. */
 const FEED_TABLES = feedResources.map((feed) => feed.source.table);
 
-/** How often a running server looks. */
+/** How often a running server looks (a background work of every instance: src/app.ts). */
 export const FEED_WATCH_EVERY_MS = 5_000;
 
 interface WarnLog {
@@ -29,7 +29,6 @@ export class FeedStallWatch {
   #latest: FeedStall = NOTHING;
   /** The holder last warned of (pid and start): one warning per holder. */
   #warned: string | undefined;
-  #timer: NodeJS.Timeout | undefined;
 
   constructor(db: Queryable, log: WarnLog, warnAfterSeconds: number) {
     this.#db = db;
@@ -41,7 +40,7 @@ export class FeedStallWatch {
     return this.#latest;
   }
 
-  /** Looks once: the figures, and the warning when due. Also the entry tests drive. */
+  /** Looks once: the figures, and the warning when due. A round of the background work; tests call it. */
   async check(): Promise<FeedStall> {
     const holder = await oldestXidHolder(this.#db);
     const heldBack = holder ? await heldBackChanges(this.#db, FEED_TABLES) : 0;
@@ -59,20 +58,5 @@ export class FeedStallWatch {
       }
     }
     return this.#latest;
-  }
-
-  /** Looks every everyMs until stop(); a failed look (database away) is skipped, not fatal. */
-  start(everyMs = FEED_WATCH_EVERY_MS): void {
-    this.#timer ??= setInterval(() => {
-      this.check().catch(() => {
-        // The database is away: /ready says so; the next look tries again.
-      });
-    }, everyMs);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
   }
 }

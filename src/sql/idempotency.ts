@@ -75,3 +75,19 @@ export async function keepAnswer(
     removeExpired,
   ]);
 }
+
+/** Removes at most $1 expired answers of any tenant, oldest first; SKIP LOCKED as INSERT_KEPT's. */
+const REMOVE_EXPIRED = `WITH gone AS (
+  DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+    SELECT ctid FROM idempotency_keys WHERE expires_at <= now()
+    ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
+  ))
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM gone`;
+
+/** How many expired answers this statement removed (at most `most`). */
+export async function removeExpiredAnswers(q: Queryable, most: number): Promise<number> {
+  const [row] = await q.query<{ n: number }>(REMOVE_EXPIRED, [most]);
+  return row?.n ?? 0;
+}
