@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../src/deliveries/acknowledge.js';
-import { WORKER_BODY_BYTES } from '../src/workers/batch-worker-pool.js';
+import { WORKER_BODY_BYTES, workerTasksCompleted } from '../src/workers/batch-worker-pool.js';
 import { backends } from './helpers/backends.js';
 import { type OwnedTenantApp, ownedTenantApp } from './helpers/faults-app.js';
 import { keyFlood } from './helpers/key-flood.js';
@@ -86,9 +86,10 @@ for (const backend of backends()) {
       });
     }
 
-    test('a 2 MiB acknowledgement key flood: 400, the event loop free meanwhile', async () => {
+    test('a 2 MiB acknowledgement key flood: 400, checked by a worker thread, not on the event loop', async () => {
       // The acknowledgement's largest body: one object element of short keys (V8 builds it key by key).
       const payload = keyFlood(ACKNOWLEDGE_BODY_LIMIT - 1024).text;
+      const tasksBefore = workerTasksCompleted();
       const watched = await postWatched(tenant, ACKNOWLEDGE, payload);
       console.log(
         `# ${backend.name}, 2 MiB acknowledgement key flood: ${watched.response.statusCode} in ${watched.ms.toFixed(0)} ms; ` +
@@ -98,9 +99,10 @@ for (const backend of backends()) {
       assert.deepEqual(watched.response.json().errors, [
         { index: 0, errors: [{ field: null, message: NOT_A_DELIVERY_CODE }] },
       ]);
-      assert.ok(watched.slowestHealth < 100, `/health took ${watched.slowestHealth.toFixed(0)} ms`);
-      // On the event loop it held it 45-90 ms: as generous a bound as for the batches above.
-      assert.ok(watched.loopMaxMs < 250, `event loop held ${watched.loopMaxMs.toFixed(0)} ms`);
+      // Counted, not timed: the body was parsed and checked by a worker thread, not on the event loop
+      // (where it held the loop 45-90 ms, too close to a busy machine's own delays to tell apart by
+      // wall clock). The figures above are printed for the reader.
+      assert.equal(workerTasksCompleted() - tasksBefore, 1, 'one task of the worker threads');
     });
 
     test('a large acknowledgement body answers as a small one: array rules, codes, not codes', async () => {

@@ -40,6 +40,11 @@ function workerPool(): Piscina {
   return pool;
 }
 
+/** How many tasks the worker threads have finished in this process (tests count them). */
+export function workerTasksCompleted(): number {
+  return pool?.completed ?? 0;
+}
+
 /** The body's bytes for the worker: moved when they own their memory, else copied. */
 function taskBody(body: Buffer): { bytes: Uint8Array; transfer: ArrayBuffer[] } {
   const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
