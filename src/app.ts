@@ -190,6 +190,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // One admission for every batch route: the bound is on the process's batch work, of any resource.
   const admission = admissionFor(options.config);
+  metrics.watchAdmission(admission);
   // Idempotency-Key answers (extensions.md 8): kept 7 days unless set otherwise.
   const idempotency = {
     ttlSeconds: options.config.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,

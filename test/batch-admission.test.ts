@@ -346,7 +346,11 @@ for (const backend of backends()) {
         headers: { ...a, 'content-length': String(aBody.length) },
         payload: slow,
       });
-      await new Promise((wait) => setTimeout(wait, 50));
+      // Held means counted: wait (by turns of the event loop, not by the clock) until the admission
+      // holds A's first 80 kB, as GET /metrics shows it.
+      const held = async () =>
+        (await app.metrics.registry.getSingleMetric('sfa_batch_body_bytes_held')!.get()).values[0]!.value;
+      while ((await held()) < 80_000) await new Promise((turn) => setImmediate(turn));
       const refused = await app.inject({
         method: 'POST',
         url: '/api/products/batch-create',

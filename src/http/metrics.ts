@@ -147,6 +147,29 @@ export class AppMetrics implements BatchMetrics {
     );
   }
 
+  /** The batch admission's state at scrape time (src/batch/batch-admission.ts). */
+  watchAdmission(admission: {
+    readonly counts: { running: number; waiting: number };
+    readonly heldBytes: number;
+  }): void {
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('sfa_batch_running', 'Batches admitted and being processed', () => admission.counts.running);
+    gauge('sfa_batch_waiting', 'Batches waiting for a place', () => admission.counts.waiting);
+    gauge(
+      'sfa_batch_body_bytes_held',
+      'Bytes of batch bodies being received or processed (bounded by BATCH_BODIES_MAX_MB)',
+      () => admission.heldBytes,
+    );
+  }
+
   requestAnswered(route: string, method: string, statusCode: number, seconds: number): void {
     const labels = { route, method, status_code: String(statusCode) };
     this.requests.inc(labels);
