@@ -47,7 +47,7 @@ export interface Config {
   readonly idempotencyTtlSeconds: number;
   /**
    * FEED_STALL_WARN_SECONDS: a transaction holding an xid this long, anywhere on the database server,
-   * gets a warning in the log: it holds back every tenant's change feed (src/read/feed-stall-watch.ts).
+   * gets a warning in the log: it holds back every tenant's change feed (src/feed/stall-watch.ts).
    */
   readonly feedStallWarnSeconds: number;
 }

@@ -5,7 +5,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
-import { renumberedText, renumberFeedAfterRestore } from './read/feed-renumbering.js';
+import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { fetchedHeaders } from '../kit/token.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
-import { STALE_AFTER_MESSAGE } from '../src/read/changes-params.js';
+import { STALE_AFTER_MESSAGE } from '../src/feed/params.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { createTenant, type NewTenant } from '../src/tenants/tenants.js';
 import { newDatabaseSettings, servedBackends } from './helpers/served-settings.js';

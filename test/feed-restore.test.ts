@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fetchedHeaders } from '../kit/token.js';
 import { loadConfig } from '../src/config.js';
-import { RESTORED_AFTER_MESSAGE } from '../src/read/changes-params.js';
+import { RESTORED_AFTER_MESSAGE } from '../src/feed/params.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { createTenant, type NewTenant } from '../src/tenants/tenants.js';
 import { type PrivateCluster, startPrivateCluster } from './helpers/private-cluster.js';

@@ -26,6 +26,7 @@ const FOLDERS: Record<string, Layer> = {
   demo: 'domain',
   workers: 'domain',
   background: 'domain',
+  feed: 'domain',
   http: 'http',
   openapi: 'http',
   routes: 'http',

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { ident } from '../../src/db/sql.js';
-import { decodeCursor } from '../../src/read/changes-cursor.js';
+import { decodeCursor } from '../../src/feed/cursor.js';
 import { feedResourceNamed } from '../../src/resources/feed.js';
 import { changesPageQuery, changesStatement } from '../../src/sql/changes.js';
 import { selectList } from '../../src/sql/select-list.js';

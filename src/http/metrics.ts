@@ -129,7 +129,7 @@ export class AppMetrics implements BatchMetrics {
       () => db.upkeepStats().runs,
     );
     counter('sfa_db_upkeep_seconds_total', 'Time spent in statistics upkeep', () => db.upkeepStats().seconds);
-    // The change feed held back (src/read/feed-stall-watch.ts), as of the watch's last look.
+    // The change feed held back (src/feed/stall-watch.ts), as of the watch's last look.
     gauge(
       'sfa_feed_oldest_xid_age_seconds',
       "Age of the oldest transaction holding an xid on the database server: it holds back every tenant's change feed",

@@ -1,6 +1,6 @@
+import { encodeCursor } from '../feed/cursor.js';
+import { AFTER_MESSAGE, CHANGES_PATH, changesParamRules } from '../feed/params.js';
 import { HttpProblem } from '../http/problems.js';
-import { encodeCursor } from '../read/changes-cursor.js';
-import { AFTER_MESSAGE, CHANGES_PATH, changesParamRules } from '../read/changes-params.js';
 import { type FeedResource, feedResources } from '../resources/feed.js';
 import { exampleObject, objectSchema } from './field-schemas.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { encodeCursor, START } from '../../feed/cursor.js';
+import { servedGeneration } from '../../feed/generation.js';
+import { CHANGES_PATH, changesQuery, RESTORED_AFTER_MESSAGE } from '../../feed/params.js';
 import { HttpProblem } from '../../http/problems.js';
-import { encodeCursor, START } from '../../read/changes-cursor.js';
-import { CHANGES_PATH, changesQuery, RESTORED_AFTER_MESSAGE } from '../../read/changes-params.js';
-import { servedGeneration } from '../../read/feed-renumbering.js';
 import { feedResources } from '../../resources/feed.js';
 import { type ChangesStatement, changesStatement, selectChanges } from '../../sql/changes.js';
 import type { ListRouteDeps } from './list-route.js';

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { feedResources } from '../resources/feed.js';
 import {
   claimRenumbering,
@@ -52,23 +52,6 @@ export async function renumberFeedAfterRestore(db: Database): Promise<Renumbered
   }
   if (!began && Object.keys(rows).length === 0) return undefined;
   return { generation: await feedGeneration(db), rows };
-}
-
-const generations = new WeakMap<Queryable, Promise<number>>();
-
-/**
- * The generation of cursors this process serves: read once, at the first request of the feed (so an
- * app builds with its database down), and again after a failed read. A start renumbers before it
- * serves, so the first read sees the generation the start found or began.
- */
-export function servedGeneration(db: Queryable): Promise<number> {
-  let generation = generations.get(db);
-  if (!generation) {
-    generation = feedGeneration(db);
-    generation.catch(() => generations.delete(db));
-    generations.set(db, generation);
-  }
-  return generation;
 }
 
 /** What the log and the command say when the feed was renumbered. */

@@ -1,6 +1,6 @@
+import { checkQuery, type ParamError, type ParamRule } from '../read/query-params.js';
 import { type FeedResource, feedResourceNamed, feedResources } from '../resources/feed.js';
-import { type DecodedCursor, decodeCursor, STALE } from './changes-cursor.js';
-import { checkQuery, type ParamError, type ParamRule } from './query-params.js';
+import { type DecodedCursor, decodeCursor, STALE } from './cursor.js';
 
 /** Where the feed is served (extensions.md 10): the route and the OpenAPI document. */
 export const CHANGES_PATH = '/v1/changes';
