@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { markUnknownReferences, referencedKeys, validateItems } from '../src/batch/validate-items.js';
+import { markUnknownReferences, referencedKeys } from '../src/batch/references.js';
+import { validateItems } from '../src/batch/validate-items.js';
 import { DATE_TIME_SQL_FORMAT } from '../src/fields/date-time.js';
 import {
   choice,

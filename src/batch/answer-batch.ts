@@ -4,19 +4,14 @@ import {
   batchSavepoint,
   buildWriteSql,
   isMissingReferences,
-  missingReferences,
   runBatchWrite,
   type WriteSqlOptions,
 } from '../sql/batch-write.js';
 import type { BatchOptions } from './batch-options.js';
 import { type CheckedBatch, invalidCount } from './checked-batch.js';
 import { itemOutcomesText } from './item-outcomes.js';
-import {
-  type ItemError,
-  markUnknownReferences,
-  referencedKeys,
-  type ValidatedBatch,
-} from './validate-items.js';
+import { markUnknownReferences, unknownReferences } from './references.js';
+import type { ItemError, ValidatedBatch } from './validate-items.js';
 import type { BatchCounts, PreparedWrite } from './write-batch.js';
 
 /**
@@ -54,11 +49,6 @@ function writeStatement(resource: BatchResource, options: WriteSqlOptions): stri
   return sql;
 }
 
-async function missingKeys(q: Queryable, tenantId: number, resource: BatchResource, keys: string[]) {
-  if (keys.length === 0 || !resource.reference) return new Set<string>();
-  return missingReferences(q, resource.reference, tenantId, keys);
-}
-
 /** The 400 of an invalid batch: its problems and, in the same list, the unknown references it names. */
 async function refuse(
   q: Queryable,
@@ -66,11 +56,7 @@ async function refuse(
   resource: BatchResource,
   batch: ValidatedBatch,
 ): Promise<BatchResult> {
-  markUnknownReferences(
-    resource,
-    batch,
-    await missingKeys(q, tenantId, resource, referencedKeys(resource, batch)),
-  );
+  markUnknownReferences(resource, batch, await unknownReferences(q, tenantId, resource, batch));
   return { kind: 'invalid', errors: batch.errors };
 }
 
@@ -154,7 +140,7 @@ export async function answerChecked(
   if (skip && resource.reference) {
     const rows = checked.rows();
     const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
-    const missing = await missingKeys(q, tenantId, resource, referencedKeys(resource, valid));
+    const missing = await unknownReferences(q, tenantId, resource, valid);
     if (missing.size > 0) {
       const at = resource.reference.position;
       unknown = new Uint8Array(rows.length);

@@ -1,4 +1,5 @@
-import { markUnknownReferences, validateItems } from '../batch/validate-items.js';
+import { markUnknownReferences } from '../batch/references.js';
+import { validateItems } from '../batch/validate-items.js';
 import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
