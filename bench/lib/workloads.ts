@@ -1,13 +1,13 @@
 import { loadBatch } from '../../src/batch/load-batch.js';
 import { validateItems } from '../../src/batch/validate-items.js';
-import { deduplicate, statementColumns } from '../../src/batch/write-batch.js';
+import { deduplicate } from '../../src/batch/write-batch.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
 import type { Database } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { prices } from '../../src/resources/prices.js';
 import { stocks } from '../../src/resources/stocks.js';
-import { buildWriteSql } from '../../src/sql/batch-write.js';
+import { buildWriteSql, statementColumns } from '../../src/sql/batch-write.js';
 
 /** Products in the master; every stocks round covers all of them, every prices round half of them. */
 export const PRODUCT_COUNT = 10_000;

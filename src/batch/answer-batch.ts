@@ -56,7 +56,8 @@ async function refuse(
   resource: BatchResource,
   batch: ValidatedBatch,
 ): Promise<BatchResult> {
-  markUnknownReferences(resource, batch, await unknownReferences(q, tenantId, resource, batch));
+  const missing = await unknownReferences(q, tenantId, resource, batch);
+  markUnknownReferences(resource, batch, missing);
   return { kind: 'invalid', errors: batch.errors };
 }
 

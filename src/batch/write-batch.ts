@@ -1,7 +1,7 @@
 import { arrayLiteral } from '../db/array-literal.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { childColumns } from '../sql/batch-write.js';
+import { statementColumns } from '../sql/batch-write.js';
 
 export interface BatchCounts {
   created: number;
@@ -89,41 +89,6 @@ function distinctAt(position: number, rows: readonly FieldValue[][]): boolean {
   return true;
 }
 
-/** Rows to one array per column (the given positions): the shape unnest takes. */
-export function toColumns(positions: readonly number[], rows: readonly FieldValue[][]): FieldValue[][] {
-  const columns: FieldValue[][] = positions.map(() => new Array(rows.length));
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    for (let c = 0; c < positions.length; c++) columns[c]![r] = row[positions[c]!]!;
-  }
-  return columns;
-}
-
-/** The items of every parent row, each prefixed with its parent's key, as child-table columns. */
-function childParams(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
-  const childAt = resource.childPosition!;
-  const keyAt = resource.keyPositions[0]!;
-  const flat: FieldValue[][] = [];
-  for (const row of rows) {
-    for (const child of row[childAt] as FieldValue[][]) flat.push([row[keyAt]!, ...child]);
-  }
-  const width = 1 + childColumns(resource).length;
-  return toColumns(
-    Array.from({ length: width }, (_, at) => at),
-    flat,
-  );
-}
-
-/**
- * The statement's parameters for some distinct rows: the tenant, then one array per column (as array
- * literals: see arrayLiteral), the children's columns last.
- */
-export function statementColumns(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
-  const columns = toColumns(resource.columnPositions, rows);
-  if (resource.childPosition !== undefined) columns.push(...childParams(resource, rows));
-  return columns;
-}
-
 /**
  * What writing a validated batch needs, built from its rows wherever they were validated: inline for
  * a small body, in a worker thread for a large one (src/workers/batch-worker.ts), which sends back these
@@ -162,16 +127,16 @@ export function prepareWrite(
   items = rows.length,
 ): PreparedWrite {
   const { rows: distinct, rowItems, duplicateOf } = distinctRows(resource, rows, indices, items);
+  let childItems = 0;
+  if (resource.childPosition !== undefined) {
+    for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
+  }
   const chunks: string[][] = [];
   const chunkRows = Math.min(statementRows, Math.max(distinct.length, 1));
   // At least one statement, as before (an empty batch from the command line writes nothing in it).
   for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
     const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
     chunks.push(statementColumns(resource, part).map(arrayLiteral));
-  }
-  let childItems = 0;
-  if (resource.childPosition !== undefined) {
-    for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
   }
   return {
     items: rows.length,

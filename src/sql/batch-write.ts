@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.js';
 import { sqlState } from '../db/failures.js';
 import { ident } from '../db/sql.js';
 import { NOW_UTC } from '../fields/date-time.js';
-import type { ItemsField, SqlType } from '../fields/field.js';
+import type { FieldValue, ItemsField, SqlType } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { FEED_MOVE } from './changes.js';
 
@@ -167,6 +167,41 @@ export function childColumns(resource: BatchResource): { name: string; sqlType: 
     name,
     sqlType: field.sqlType,
   }));
+}
+
+/** Rows to one array per column (the given positions): the shape unnest takes. */
+function toColumns(positions: readonly number[], rows: readonly FieldValue[][]): FieldValue[][] {
+  const columns: FieldValue[][] = positions.map(() => new Array(rows.length));
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    for (let c = 0; c < positions.length; c++) columns[c]![r] = row[positions[c]!]!;
+  }
+  return columns;
+}
+
+/** The items of every parent row, each prefixed with its parent's key, as child-table columns. */
+function childParams(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+  const childAt = resource.childPosition!;
+  const keyAt = resource.keyPositions[0]!;
+  const flat: FieldValue[][] = [];
+  for (const row of rows) {
+    for (const child of row[childAt] as FieldValue[][]) flat.push([row[keyAt]!, ...child]);
+  }
+  const width = 1 + childColumns(resource).length;
+  return toColumns(
+    Array.from({ length: width }, (_, at) => at),
+    flat,
+  );
+}
+
+/**
+ * The statement's parameters for some distinct rows, in the order its text numbers them ($2 on): the tenant, then one array per column (as array
+ * literals: see arrayLiteral), the children's columns last.
+ */
+export function statementColumns(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
+  const columns = toColumns(resource.columnPositions, rows);
+  if (resource.childPosition !== undefined) columns.push(...childParams(resource, rows));
+  return columns;
 }
 
 function buildChildrenInsert(resource: BatchResource, firstParam: number): string {
