@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Queryable } from '../src/db/database.js';
-import { buildOpenApiDocument } from '../src/openapi/document.js';
 import { RESTORED_AFTER_MESSAGE, STALE_AFTER_MESSAGE } from '../src/feed/params.js';
+import { buildOpenApiDocument } from '../src/openapi/document.js';
 import { feedResourceNamed } from '../src/resources/feed.js';
 import { batchResources } from '../src/resources/index.js';
 import { appForNewTenant, seedProducts, type TenantApp } from './helpers/app.js';
