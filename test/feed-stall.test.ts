@@ -112,7 +112,11 @@ for (const backend of backends()) {
       assert.equal(page.status, 200);
       assert.ok(!page.body.data.some((row: { code: string }) => row.code === code));
 
-      const warnings = lines.filter((line) => line.feedHolder);
+      // Other suites' transactions on the shared server may have been warned of before ours: only
+      // the warnings naming this holder count.
+      const ours = (line: Record<string, unknown>) =>
+        (line.feedHolder as { pid?: number } | undefined)?.pid === holder.pid;
+      const warnings = lines.filter(ours);
       assert.equal(warnings.length, 1);
       const warning = warnings[0]!;
       assert.equal(warning.level, 40);
@@ -129,7 +133,7 @@ for (const backend of backends()) {
       );
       assert.ok(!JSON.stringify(lines).includes('held_by_this_test'), 'never the query text');
       await app.feedWatch.check();
-      assert.equal(lines.filter((line) => line.feedHolder).length, 1, 'one warning per holder');
+      assert.equal(lines.filter(ours).length, 1, 'one warning per holder');
 
       await holder.release();
       for (const until = Date.now() + 15_000; Date.now() < until; ) {
