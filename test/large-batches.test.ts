@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadBatch } from '../src/batch/load-batch.js';
-import type { Database, Queryable } from '../src/db/database.js';
+import { type Database, inTransaction, type Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPglite, PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { fieldMessages } from '../src/fields/messages.js';
@@ -98,7 +98,7 @@ test('a batch is cut at the statement size the database asks for, inside one tra
     const spied: Database = {
       ...db,
       ...counted(db, 'alone'),
-      transaction: (work) => db.transaction((tx) => work(counted(tx, 'in transaction'))),
+      transaction: (work) => db.transaction((tx) => work(inTransaction(counted(tx, 'in transaction')))),
     };
     const first = await loadBatch(
       spied,

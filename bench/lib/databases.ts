@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
-import type { Database, Queryable } from '../../src/db/database.js';
+import { type Database, inTransaction, type Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { onCleanup } from './cleanup.js';
 
@@ -99,7 +99,7 @@ function asDatabase(db: PGlite): Database {
     ...wrap(db),
     statementRows: Number.POSITIVE_INFINITY,
     async wrote() {},
-    transaction: (work) => db.transaction((tx) => work(wrap(tx))),
+    transaction: (work) => db.transaction((tx) => work(inTransaction(wrap(tx)))),
     close: () => db.close(),
   };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { LOCK_FILE } from '../../src/db/data-dir-lock.js';
-import type { Database } from '../../src/db/database.js';
+import { type Database, inTransaction } from '../../src/db/database.js';
 import { registerReadRoutes } from '../../src/routes/v1/read-routes.js';
 import {
   createPgDatabase,
@@ -165,7 +165,7 @@ export async function readStatement(path: string, tenant: number): Promise<State
     async exec() {},
     statementRows: Number.POSITIVE_INFINITY,
     async wrote() {},
-    transaction: (work) => work(capture),
+    transaction: (work) => work(inTransaction(capture)),
     async close() {},
   };
   const app = Fastify({ logger: false });

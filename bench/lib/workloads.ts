@@ -2,7 +2,7 @@ import { loadBatch } from '../../src/batch/load-batch.js';
 import { validateItems } from '../../src/batch/validate-items.js';
 import { deduplicate } from '../../src/batch/write-batch.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
-import type { Database } from '../../src/db/database.js';
+import { type Database, inTransaction } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { prices } from '../../src/resources/prices.js';
@@ -174,7 +174,7 @@ export async function rawStatement(
     async exec() {},
     statementRows: Number.POSITIVE_INFINITY,
     async wrote() {},
-    transaction: (work) => work(capture),
+    transaction: (work) => work(inTransaction(capture)),
     async close() {},
   };
   const rows = batch.rows as FieldValue[][];

@@ -1,7 +1,6 @@
-import { type Database, type Queryable, withRetry } from '../db/database.js';
+import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {
-  batchSavepoint,
   buildWriteSql,
   isMissingReferences,
   runBatchWrite,
@@ -20,7 +19,7 @@ import type { BatchCounts, PreparedWrite } from './write-batch.js';
  */
 export interface WriteTarget {
   db: Database;
-  tx?: Queryable | undefined;
+  tx?: Transaction | undefined;
 }
 
 /** What a batch came to: refused with its problems (400), or counted (and written unless a dry run). */
@@ -89,16 +88,7 @@ async function execute(
   const { db, tx } = target;
   if (tx) {
     if (!dryRun && !mayFail) return run(tx);
-    await batchSavepoint.begin(tx);
-    let written: Written;
-    try {
-      written = await run(tx);
-    } catch (error) {
-      await batchSavepoint.undo(tx).catch(() => {});
-      throw error;
-    }
-    await (dryRun ? batchSavepoint.undo(tx) : batchSavepoint.keep(tx));
-    return written;
+    return tx.savepoint(() => run(tx), { undo: dryRun });
   }
   if (dryRun) {
     try {

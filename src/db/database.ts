@@ -11,6 +11,41 @@ export interface Queryable {
   exec(script: string): Promise<void>;
 }
 
+/** Inside a transaction: statements, and parts of it that can be undone on their own. */
+export interface Transaction extends Queryable {
+  /**
+   * Runs work under a savepoint: kept when it resolves, undone when it throws (the error passes on
+   * and the transaction stays usable). `undo: true` undoes it when it resolves too (a dry run: what
+   * the statements answered, nothing of what they wrote).
+   */
+  savepoint<T>(work: () => Promise<T>, options?: { undo?: boolean }): Promise<T>;
+}
+
+/** A transaction's statements given the savepoints of Transaction (both engines' implementations). */
+export function inTransaction(q: Queryable): Transaction {
+  let depth = 0;
+  return {
+    query: (text, params) => q.query(text, params),
+    exec: (script) => q.exec(script),
+    async savepoint(work, options) {
+      // Nested savepoints get names of their own: a name used again would shadow the outer one.
+      const name = `sfa_savepoint_${++depth}`;
+      await q.query(`SAVEPOINT ${name}`);
+      let result: Awaited<ReturnType<typeof work>>;
+      try {
+        result = await work();
+      } catch (error) {
+        await q.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {});
+        throw error;
+      } finally {
+        depth--;
+      }
+      await q.query(options?.undo ? `ROLLBACK TO SAVEPOINT ${name}` : `RELEASE SAVEPOINT ${name}`);
+      return result;
+    },
+  };
+}
+
 export interface Database extends Queryable {
   /** Which engine, for people: the label of a metric. Nothing branches on it. */
   readonly backend: 'postgres' | 'pglite';
@@ -24,7 +59,7 @@ export interface Database extends Queryable {
    * from the start on a serialization failure or deadlock, so work must not have side effects
    * outside the database.
    */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /**
    * Told how many rows a write changed in a table, so that the planner's statistics follow a bulk

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
-import { type Database, type Queryable, withRetry } from './database.js';
+import { type Database, inTransaction, type Queryable, withRetry } from './database.js';
 import { seedDataDir, templateTarball } from './pglite-template.js';
 import { PGLITE_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
@@ -72,7 +72,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     exec: direct.exec,
     wrote: (table, rows) => upkeep.wrote(table, rows),
     statementRows: PGLITE_STATEMENT_ROWS,
-    transaction: (work) => withRetry(() => db.transaction((tx) => work(wrap(tx)))),
+    transaction: (work) => withRetry(() => db.transaction((tx) => work(inTransaction(wrap(tx))))),
     // One in-process connection, always open, and no pool in front of it.
     poolStats: () => ({ max: 1, total: 1 }),
     upkeepStats: () => upkeep.stats(),

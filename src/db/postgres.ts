@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { sendCancelRequest } from './cancel-request.js';
-import { type Database, type Queryable, withRetry } from './database.js';
+import { type Database, inTransaction, type Queryable, withRetry } from './database.js';
 import { isConnectionError } from './failures.js';
 import { POSTGRES_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
@@ -166,7 +166,7 @@ export function openPostgres(options: PostgresOptions): Database {
         const client = await acquire();
         try {
           await client.query(begin);
-          const result = await work(queryable(client));
+          const result = await work(inTransaction(queryable(client)));
           await client.query('COMMIT');
           client.release();
           return result;

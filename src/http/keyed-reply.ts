@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
 import { idempotencyKeyOf, requestHash } from './idempotency-key-hook.js';
 import type { HttpProblem } from './problems.js';
@@ -26,7 +26,7 @@ export async function answerRequest(
   db: Database,
   settings: IdempotencySettings,
   body: Buffer | undefined,
-  prepare: () => Promise<(tx: Queryable | undefined) => Promise<Answer>>,
+  prepare: () => Promise<(tx: Transaction | undefined) => Promise<Answer>>,
 ): Promise<{ answer: Answer; replayed: boolean }> {
   const key = idempotencyKeyOf(request);
   if (key === undefined) return { answer: await (await prepare())(undefined), replayed: false };

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { keepAnswer, keptAnswer, tryLockKey } from '../sql/idempotency.js';
 import { IdempotencyKeyInProgress, IdempotencyKeyReused } from './idempotency-errors.js';
 
@@ -53,7 +53,7 @@ export async function answerOnce(
   db: Database,
   request: KeyedRequest,
   settings: IdempotencySettings,
-  prepare: () => Promise<(tx: Queryable) => Promise<Answer>>,
+  prepare: () => Promise<(tx: Transaction) => Promise<Answer>>,
 ): Promise<{ answer: Answer; replayed: boolean }> {
   const { tenantId, key } = request;
   const id = `${tenantId}\u0000${key}`;

@@ -272,13 +272,3 @@ export async function runBatchWrite(
   const [row] = await q.query<{ created: number; inserted?: number[] | null }>(sql, params);
   return { created: row?.created ?? 0, inserted: row?.inserted ?? null };
 }
-
-/**
- * A savepoint around a batch's write inside a longer transaction (a keyed request's): undone for a
- * dry run or a failure, so the transaction stays usable for the answer it keeps.
- */
-export const batchSavepoint = {
-  begin: (tx: Queryable) => tx.query('SAVEPOINT batch_write'),
-  undo: (tx: Queryable) => tx.query('ROLLBACK TO SAVEPOINT batch_write'),
-  keep: (tx: Queryable) => tx.query('RELEASE SAVEPOINT batch_write'),
-};

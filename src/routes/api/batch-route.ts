@@ -13,7 +13,7 @@ import type { CheckedBatch } from '../../batch/checked-batch.js';
 import { checkItems } from '../../batch/process-batch.js';
 import { bodyStream, receiveBody } from '../../batch/receive-body.js';
 import { noteWrites } from '../../batch/write-batch.js';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database, Transaction } from '../../db/database.js';
 import { parseJsonBytes } from '../../fields/json-text.js';
 import { problemOf } from '../../http/domain-problems.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
@@ -148,7 +148,7 @@ export function registerBatchRoute(
           }
           throw error;
         }
-        return async (tx: Queryable | undefined): Promise<Answer> => {
+        return async (tx: Transaction | undefined): Promise<Answer> => {
           result = await answerChecked({ db: deps.db, tx }, request.tenantId, resource, checked, options);
           return batchAnswer(resource, result, options);
         };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { BatchArrayRefused, InvalidBatch } from '../../batch/batch-errors.js';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database, Transaction } from '../../db/database.js';
 import {
   ACKNOWLEDGE_BODY_LIMIT,
   type AcknowledgeCheck,
@@ -84,7 +84,7 @@ export function registerAcknowledgeRoute(app: FastifyInstance, deps: Acknowledge
           const answer = problemAnswer(problem);
           return async () => answer;
         }
-        return async (tx: Queryable | undefined): Promise<Answer> => {
+        return async (tx: Transaction | undefined): Promise<Answer> => {
           const result = await acknowledge(tx ?? deps.db, request.tenantId, codes, tx !== undefined);
           acknowledged = result.acknowledged;
           const answer = { statusCode: 200, message: 'Deliveries acknowledged', ...result };
