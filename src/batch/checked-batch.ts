@@ -1,5 +1,8 @@
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
+import { ValidationCrash } from './batch-errors.js';
+import type { BatchOptions } from './batch-options.js';
+import { validateInSlices } from './validate-in-slices.js';
 import type { ItemError, ValidatedBatch } from './validate-items.js';
 import { type PreparedWrite, prepareWrite } from './write-batch.js';
 
@@ -101,4 +104,43 @@ export function keyTextsOf(
       ? undefined
       : sentKeyText(resource, item as Record<string, unknown>),
   );
+}
+
+/**
+ * What a validated batch comes to, the same wherever it was validated (on the event loop by
+ * checkItems, in a worker thread by src/workers/batch-worker.ts): its problems, its invalid items,
+ * the keys as sent (outcomes=true, for a batch that writes) and what its write needs.
+ */
+export function checkedParts(
+  resource: BatchResource,
+  items: readonly unknown[],
+  batch: ValidatedBatch,
+  statementRows: number,
+  options: Pick<BatchOptions, 'outcomes'>,
+): Omit<CheckedBatch, 'rows'> {
+  const write = writeOf(resource, batch, statementRows);
+  return {
+    items: items.length,
+    errors: batch.errors,
+    invalid: batch.invalid,
+    keyTexts: options.outcomes && write ? keyTextsOf(resource, items, batch) : undefined,
+    write,
+  };
+}
+
+/** The batch's items checked on the event loop (a small body; a large one goes to a worker). */
+export async function checkItems(
+  resource: BatchResource,
+  items: readonly unknown[],
+  statementRows: number,
+  options: BatchOptions,
+): Promise<CheckedBatch> {
+  let batch: ValidatedBatch;
+  try {
+    // In slices, so a large batch does not hold the event loop (other tenants' requests) for its whole check.
+    batch = await validateInSlices(resource, items, options.skipInvalid);
+  } catch (error) {
+    throw new ValidationCrash(error);
+  }
+  return { ...checkedParts(resource, items, batch, statementRows, options), rows: () => batch.rows };
 }

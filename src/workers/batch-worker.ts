@@ -9,7 +9,7 @@
 import { arrayRuleBrokenBy } from '../batch/batch-array.js';
 import type { ArrayRule } from '../batch/batch-errors.js';
 import { NO_OPTIONS } from '../batch/batch-options.js';
-import { keyTextsOf, writeOf } from '../batch/checked-batch.js';
+import { checkedParts } from '../batch/checked-batch.js';
 import { type ItemError, validateItems } from '../batch/validate-items.js';
 import type { PreparedWrite } from '../batch/write-batch.js';
 import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
@@ -66,15 +66,10 @@ export default function checkBatchBody(task: BatchTask): BatchTaskResult {
   const batch = validateItems(resource, items, options.skipInvalid);
   const at = resource.reference?.position;
   const referencedKeys = at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
-  const write = writeOf(resource, batch, task.statementRows);
   return {
     kind: 'checked',
-    items: items.length,
-    errors: batch.errors,
+    ...checkedParts(resource, items, batch, task.statementRows, options),
     referencedKeys,
-    ...(batch.invalid ? { invalid: batch.invalid } : {}),
-    ...(options.outcomes && write ? { keyTexts: keyTextsOf(resource, items, batch) } : {}),
-    ...(write ? { write } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import { checkBatchArray } from '../../batch/batch-array.js';
 import { BatchArrayRefused, BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
 import type { CheckedBatch } from '../../batch/checked-batch.js';
-import { checkItems } from '../../batch/process-batch.js';
+import { checkItems } from '../../batch/checked-batch.js';
 import { bodyStream, receiveBody } from '../../batch/receive-body.js';
 import { noteWrites } from '../../batch/write-batch.js';
 import type { Database, Transaction } from '../../db/database.js';
