@@ -1,6 +1,6 @@
 /**
  * Writes docs/openapi.json, the committed copy of the document GET /openapi.json serves
- * (npm run openapi). test/openapi.test.ts fails when the copy is out of date.
+ * (npm run openapi). test/openapi/openapi.test.ts fails when the copy is out of date.
  */
 import { writeFileSync } from 'node:fs';
 import { openApiJson } from '../src/openapi/document.js';

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import { loadConfig } from '../../src/config.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import { request, servedTenant } from '../helpers/served-tenant.js';
+
+/*
+ * PostgreSQL as production runs it: a switchover that leaves the service's address on a read-only
+ * server, and several instances sharing a server's connection limit. Both through startServer, the
+ * process `sfa-backoffice serve` runs.
+ */
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+const quiet = { PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '100000' };
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+const products = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, at) => ({ code: `${prefix}${at}`, description: 'failover' }));
+
+describe('PostgreSQL in production topologies', {
+  skip: serverUrl ? false : 'needs TEST_DATABASE_URL',
+}, () => {
+  test('a database that stops taking writes: /ready 503, writes the spec 500, recovery unaided', async () => {
+    const scratch = await scratchPostgresDatabase(serverUrl!);
+    after(() => scratch.drop());
+    const name = new URL(scratch.url).pathname.slice(1);
+    const server = await startServer(loadConfig({ ...quiet, DATABASE_URL: scratch.url, DB_POOL_SIZE: '4' }));
+    after(() => server.close());
+    const tenant = await servedTenant(server, 'failover');
+    assert.equal((await tenant.call('POST', '/api/products/batch-create', products('A', 10))).status, 201);
+    assert.equal((await request(`${server.url}/ready`)).status, 200);
+
+    // What a client behind the same address sees after a switchover to a standby: sessions ended,
+    // new ones read-only.
+    await admin(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+    for (let n = 0; n < 3; n++) {
+      const ready = await request(`${server.url}/ready`);
+      assert.equal(ready.status, 503, 'not ready while the database takes no writes');
+    }
+    for (let n = 0; n < 3; n++) {
+      const write = await tenant.call('POST', '/api/products/batch-create', products(`B${n}-`, 10));
+      assert.equal(write.status, 500);
+      assert.match(write.body.errors[0].message, /^Error connecting to database: /);
+    }
+    // Reads still work or fail as a connection failure; never a bare SQLSTATE.
+    const read = await tenant.call('GET', '/v1/customers');
+    assert.ok(read.status === 200 || /^Error connecting to database: /.test(read.body.errors[0].message));
+
+    // The primary is back under the same address: the instance recovers without a restart, having
+    // ended every connection that found the database read-only.
+    await admin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+    let readyAfter = 0;
+    while ((await request(`${server.url}/ready`)).status !== 200) {
+      readyAfter++;
+      assert.ok(readyAfter <= 8, 'ready again once the stale connections are gone');
+    }
+    for (let n = 0; n < 6; n++) {
+      const write = await tenant.call('POST', '/api/products/batch-create', products(`C${n}-`, 10));
+      assert.equal(write.status, 201, JSON.stringify(write.body));
+    }
+  });
+
+  test('instances that together want more connections than allowed wait for their own', async () => {
+    // A role of its own with a connection limit (a superuser is exempt from limits), owner of the database.
+    const role = `sfa_limited_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    await admin(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 8`);
+    const scratch = await scratchPostgresDatabase(serverUrl!);
+    const servers: RunningServer[] = [];
+    after(async () => {
+      await Promise.all(servers.map((server) => server.close()));
+      await scratch.drop();
+      await admin(`DROP ROLE IF EXISTS ${role}`);
+    });
+    const name = new URL(scratch.url).pathname.slice(1);
+    await admin(`ALTER DATABASE ${name} OWNER TO ${role}`);
+    const url = new URL(scratch.url);
+    url.username = role;
+
+    // Three instances of 10 connections each against a limit of 8 (each needs a connection or two to start).
+    for (let n = 0; n < 3; n++) {
+      servers.push(
+        await startServer(loadConfig({ ...quiet, DATABASE_URL: url.toString(), DB_POOL_SIZE: '10' })),
+      );
+    }
+    const tenants = await Promise.all(servers.map((server, n) => servedTenant(server, `limited-${n}`)));
+    const statuses = new Map<number, number>();
+    const messages = new Set<string>();
+    await Promise.all(
+      tenants.flatMap((tenant, n) =>
+        Array.from({ length: 30 }, async (_, at) => {
+          const answer =
+            at % 3 === 0
+              ? await tenant.call('POST', '/api/products/batch-create', products(`L${n}-${at}-`, 200))
+              : await tenant.call('GET', '/v1/customers?limit=5');
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          if (answer.status >= 500) messages.add(answer.body.errors?.[0]?.message);
+        }),
+      ),
+    );
+    const failed = [...statuses].filter(([status]) => status !== 200 && status !== 201);
+    assert.deepEqual(failed, [], [...messages].join('\n'));
+    for (const server of servers) assert.equal((await request(`${server.url}/ready`)).status, 200);
+  });
+});

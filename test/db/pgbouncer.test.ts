@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import { fetchedHeaders } from '../../kit/token.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { type Pgbouncer, startPgbouncer } from '../helpers/pgbouncer.js';
+import { request } from '../helpers/served-tenant.js';
+
+/*
+ * PgBouncer in transaction pooling mode, as many deployments share one PostgreSQL: the commands and
+ * two `sfa-backoffice serve` processes at once through it, with no pooler setting to ignore what the
+ * service sends, and the statement timeouts still enforced.
+ */
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const STATEMENT_TIMEOUT_MS = 1_000;
+
+function command(args: string[], env: Record<string, string>): ChildProcess {
+  const environment: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
+  delete environment.DATA_DIR;
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: environment });
+}
+
+async function run(args: string[], env: Record<string, string>): Promise<string> {
+  const child = command(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, `sfa-backoffice ${args.join(' ')}: ${stderr}`);
+  return stdout;
+}
+
+/** `sfa-backoffice serve` on a port of its own; resolves with its base URL once it listens. */
+async function serve(env: Record<string, string>): Promise<string> {
+  const child = command(['serve'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+  after(() => {
+    child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr!.resume();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+    if (listening) return listening[1]!;
+    assert.ok(Date.now() < deadline && child.exitCode === null, `serve did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('behind PgBouncer in transaction mode', {
+  skip: serverUrl ? false : 'needs TEST_DATABASE_URL',
+}, () => {
+  let bouncer: Pgbouncer;
+  let scratch: ScratchDatabase;
+  let url: string;
+  before(async () => {
+    bouncer = await startPgbouncer(serverUrl!);
+    scratch = await scratchPostgresDatabase(serverUrl!);
+    url = bouncer.url(scratch.url);
+  });
+  after(async () => {
+    await bouncer?.stop();
+    await scratch?.drop();
+  });
+
+  test('the commands and two serve processes at once work through it', async () => {
+    const env = { DATABASE_URL: url, DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) };
+
+    await run(['migrate'], env);
+    const tenant = JSON.parse(await run(['tenant', 'create', '--name', 'pooled', '--json'], env));
+    const instances = await Promise.all([serve(env), serve(env)]);
+
+    const calls = instances.map(async (base, n) => {
+      const headers = { ...(await fetchedHeaders(base, tenant)), 'content-type': 'application/json' };
+      const post = (path: string, body: unknown) =>
+        request(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const products = Array.from({ length: 500 }, (_, at) => ({
+        code: `P${n}-${at}`,
+        description: 'pooled',
+      }));
+      assert.equal((await post('/api/products/batch-create', products)).status, 201);
+      const stocks = products.map((product) => ({ product_code: product.code, location: 'L1', quantity: 5 }));
+      assert.equal((await post('/api/stocks/batch-create', stocks)).status, 201);
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all([
+          request(`${base}/v1/customers?limit=10`, { headers }),
+          request(`${base}/v1/deliveries/pending?limit=10`, { headers }),
+          post('/api/products/batch-create', products.slice(round * 10, round * 10 + 50)),
+          request(`${base}/ready`),
+        ]);
+        assert.deepEqual(
+          answers.map((answer) => answer.status),
+          [200, 200, 201, 200],
+        );
+      }
+    });
+    await Promise.all(calls);
+
+    // A pooler whose server stopped answering (PAUSE holds every query, as a server that is down
+    // does until query_wait_timeout): the client gives up after the statement timeout, not the pooler's.
+    await bouncer.admin('PAUSE');
+    try {
+      const started = Date.now();
+      const ready = await request(`${instances[0]}/ready`);
+      const waited = Date.now() - started;
+      assert.equal(ready.status, 503);
+      assert.ok(waited < STATEMENT_TIMEOUT_MS + 4_000, `answered after ${waited} ms`);
+    } finally {
+      await bouncer.admin('RESUME');
+    }
+    let attempts = 0;
+    while ((await request(`${instances[0]}/ready`)).status !== 200) {
+      assert.ok(++attempts < 20, 'ready again after RESUME');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  test('statement timeouts hold per transaction and never leak into the pooled server session', async () => {
+    const db = openPostgres({ connectionString: url, poolSize: 2, statementTimeoutMs: 300 });
+    after(() => db.close());
+    const started = Date.now();
+    await assert.rejects(
+      db.transaction((tx) => tx.query('SELECT pg_sleep(3)')),
+      (error: { code?: string }) => error.code === '57014',
+    );
+    assert.ok(Date.now() - started < 2_000);
+    const [inside] = await db.transaction((tx) =>
+      tx.query<{ statement_timeout: string }>('SHOW statement_timeout'),
+    );
+    assert.equal(inside!.statement_timeout, '300ms');
+    // Outside a transaction the server session keeps its own setting: SET LOCAL ended with COMMIT.
+    const [outside] = await db.query<{ statement_timeout: string }>('SHOW statement_timeout');
+    assert.equal(outside!.statement_timeout, '0');
+  });
+
+  for (const through of ['PgBouncer', 'a direct connection'] as const) {
+    test(`a statement outside a transaction is cancelled on the server at the timeout (${through})`, async () => {
+      const target = through === 'PgBouncer' ? url : scratch.url;
+      const db = openPostgres({ connectionString: target, poolSize: 2, statementTimeoutMs: 300 });
+      after(() => db.close());
+      const marker = `sfa-cancel-${Date.now()}`;
+      const started = Date.now();
+      await assert.rejects(
+        db.query(`SELECT pg_sleep(5), '${marker}'`),
+        (error: { code?: string }) => error.code === '57014',
+      );
+      assert.ok(Date.now() - started < 2_500, `answered after ${Date.now() - started} ms`);
+      // Stopped on the server, not merely given up by the client.
+      const [running] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${marker}%' AND pid <> pg_backend_pid()`,
+      );
+      assert.equal(running!.n, 0);
+      const [ok] = await db.query<{ one: number }>('SELECT 1 AS one');
+      assert.equal(ok!.one, 1);
+    });
+  }
+});

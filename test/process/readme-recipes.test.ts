@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+import { startFirstServe } from '../helpers/first-start.js';
+import { customer } from '../helpers/read-data.js';
+import { readmeBlock, runBash } from '../helpers/readme-shell.js';
+
+/*
+ * The README's recipes for the change feed ("Downloading changes") and for retries ("Retrying
+ * safely") run as written, in bash, against a freshly started server: an integrator copies them.
+ */
+
+/** The first session's token and AUTH lines ("With `AUTH` as in the first session"). */
+function authLines(): string {
+  const lines = readmeBlock('A first session').replace(/\\\n/g, ' ').split('\n');
+  const auth = lines.filter((line) => /^(TOKEN|AUTH)=/.test(line));
+  assert.equal(auth.length, 2, 'the first session sets TOKEN and AUTH');
+  return auth.join('\n');
+}
+
+async function bash(script: string, cwd: string): Promise<string> {
+  return (await runBash(script, cwd)).stdout;
+}
+
+interface FeedPage {
+  data: { code: string }[];
+  next: string;
+  hasMore: boolean;
+}
+
+test("the README's change feed and retry recipes run as written", async () => {
+  const server = await startFirstServe({ LOG_LEVEL: 'warn' });
+  after(() => server.stop());
+  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-recipes-'));
+  after(() => rmSync(cwd, { recursive: true, force: true }));
+  const prelude = [
+    `BASE='${server.printed('base URL')}'`,
+    `KEY='${server.printed('subscription key')}'`,
+    `CLIENT_ID='${server.printed('client id')}'`,
+    `CLIENT_SECRET='${server.printed('client secret')}'`,
+    authLines(),
+  ].join('\n');
+  const post = (path: string, body: unknown) =>
+    `curl -sf -o /dev/null "\${AUTH[@]}" -H 'Content-Type: application/json' "$BASE${path}" -d '${JSON.stringify(body)}'`;
+  const pages = () =>
+    readFileSync(join(cwd, 'customers-pages.json'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as FeedPage);
+  const cursor = () => readFileSync(join(cwd, 'customers.cursor'), 'utf8').trim();
+
+  // Downloading changes: the first load, then a poll that finds nothing new.
+  const feed = readmeBlock('Downloading changes');
+  const total = JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE/v1/customers?limit=1"`, cwd))
+    .meta.totalItems;
+  assert.ok(total > 0, 'the demo tenant has customers');
+  await bash(`${prelude}\n${feed}`, cwd);
+  const loaded = pages();
+  const loadCodes = loaded.flatMap((page) => page.data.map((record) => record.code));
+  assert.equal(loadCodes.length, total, 'the first load brings every customer');
+  assert.equal(new Set(loadCodes).size, total, 'each once');
+  const poll = loaded.at(-1)!;
+  assert.deepEqual(poll.data, [], 'the poll right after the load finds nothing');
+  assert.equal(poll.hasMore, false);
+  assert.equal(poll.next, loaded.at(-2)!.next, 'and answers the same cursor');
+  assert.equal(cursor(), poll.next);
+
+  // A customer written later, and one changed: the next run of the recipe brings exactly those two.
+  await bash(
+    `${prelude}\n${post('/api/customers/batch-create', [customer('README-NEW'), { ...customer(loadCodes[0]!), name: 'Renamed' }])}\n${feed}`,
+    cwd,
+  );
+  const later = pages().slice(loaded.length);
+  assert.deepEqual(later[0]!.data.map((record) => record.code).sort(), ['README-NEW', loadCodes[0]].sort());
+  assert.deepEqual(later[1]!.data, []);
+  assert.equal(cursor(), later[0]!.next);
+
+  // A cursor the service refuses (one of another numbering of the feed, as after a restore into
+  // another server): the recipe downloads everything again, from the start.
+  const stale = JSON.parse(Buffer.from(cursor(), 'base64url').toString('utf8'));
+  writeFileSync(
+    join(cwd, 'customers.cursor'),
+    `${Buffer.from(JSON.stringify({ ...stale, g: 12345 })).toString('base64url')}\n`,
+  );
+  await bash(`${prelude}\n${feed}`, cwd);
+  const reloaded = pages();
+  const reloadedCodes = reloaded.flatMap((page) => page.data.map((record) => record.code));
+  assert.equal(new Set(reloadedCodes).size, total + 1, 'every customer again, the new one included');
+  assert.deepEqual(reloaded.at(-1)!.data, []);
+  assert.equal(cursor(), reloaded.at(-1)!.next);
+
+  // Retrying safely: the product first (as in the first session), then the loop, twice with one key:
+  // the second answer is the first byte for byte (a run without the key would now say "ignored").
+  const retry = readmeBlock('Retrying safely');
+  const product = post('/api/products/batch-create', [{ code: 'P-1', description: 'Coffee 500 g' }]);
+  const withKey = (key: string) => `${prelude}\nuuidgen() { echo '${key}'; }\n${retry}`;
+  await bash(`${prelude}\n${product}`, cwd);
+  const first = await bash(withKey('readme-job-1'), cwd);
+  const answer = JSON.parse(first);
+  assert.equal(answer.statusCode, 201, first);
+  assert.equal(answer.created, 1);
+  assert.deepEqual(answer.items, [
+    { index: 0, key: { product_code: 'P-1', location: 'BOG-01' }, outcome: 'created' },
+  ]);
+  assert.equal(await bash(withKey('readme-job-1'), cwd), first, 'the repeat is the replay');
+  const anotherKey = JSON.parse(await bash(withKey('readme-job-2'), cwd));
+  assert.equal(anotherKey.created, 0, 'another key runs the batch again: nothing new to create');
+  assert.equal(anotherKey.items[0].outcome, 'ignored');
+});
