@@ -87,15 +87,7 @@ export class AppMetrics implements BatchMetrics {
       labelNames: ['backend'] as const,
       registers: [this.registry],
     }).set({ backend: db.backend }, 1);
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
-        },
-      });
+    const gauge = this.gaugeOf.bind(this);
     gauge('sfa_db_pool_max_connections', 'Connections the pool may open (DB_POOL_SIZE; 1 on PGlite)', () => {
       return db.poolStats().max;
     });
@@ -147,20 +139,24 @@ export class AppMetrics implements BatchMetrics {
     );
   }
 
+  /** A gauge read at scrape time. */
+  private gaugeOf(name: string, help: string, read: () => number): Gauge {
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   /** The batch admission's state at scrape time (src/batch/batch-admission.ts). */
   watchAdmission(admission: {
     readonly counts: { running: number; waiting: number };
     readonly heldBytes: number;
   }): void {
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
-        },
-      });
+    const gauge = this.gaugeOf.bind(this);
     gauge('sfa_batch_running', 'Batches admitted and being processed', () => admission.counts.running);
     gauge('sfa_batch_waiting', 'Batches waiting for a place', () => admission.counts.waiting);
     gauge(
