@@ -54,7 +54,7 @@ function prefixesOf(resource: BatchResource): string[] {
  * held, not their normalised forms ("1.50" stays "1.50"). A number kept losslessly keeps its digits.
  * Built by concatenation: 10,000 of them are part of every such answer's time.
  */
-export function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
+function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
   const prefixes = prefixesOf(resource);
   let text = '';
   for (let at = 0; at < prefixes.length; at++) {
@@ -72,7 +72,7 @@ export function sentKeyText(resource: BatchResource, item: Record<string, unknow
  * What a checked batch writes: every row when all items are valid; with on_invalid=skip, the valid
  * items' rows, told which items they are. Nothing when an item is invalid and none may be skipped.
  */
-export function writeOf(
+function writeOf(
   resource: BatchResource,
   batch: ValidatedBatch,
   statementRows: number,
@@ -94,7 +94,7 @@ export function writeOf(
 }
 
 /** Per valid item, its key as sent (outcomes=true). */
-export function keyTextsOf(
+function keyTextsOf(
   resource: BatchResource,
   items: readonly unknown[],
   batch: ValidatedBatch,

@@ -8,6 +8,7 @@ import { generateSubscriptionKey } from '../../src/auth/subscription-key.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /*
  * Issue 12 item 6: a valid token with random, well-formed subscription keys used to cost a database
@@ -16,11 +17,7 @@ import { backends } from '../helpers/backends.js';
  * already cached still pass. Lookups are read from the app's metric sfa_subscription_key_lookups_total.
  */
 
-async function lookups(app: FastifyInstance): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric('sfa_subscription_key_lookups_total');
-  assert.ok(metric, 'the metric exists');
-  return (await metric.get()).values.reduce((sum, value) => sum + value.value, 0);
-}
+const lookups = (app: FastifyInstance) => metricValue(app, 'sfa_subscription_key_lookups_total');
 
 for (const backend of backends()) {
   describe(`unknown subscription keys on ${backend.name}`, () => {

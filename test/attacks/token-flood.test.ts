@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { metricValue } from '../helpers/metrics.js';
 import { customer } from '../helpers/read-data.js';
 
 /*
@@ -31,13 +32,6 @@ function tokenRequest(app: FastifyInstance, clientId: string, secret: string, re
       client_secret: secret,
     }).toString(),
   });
-}
-
-async function metricValue(app: FastifyInstance, name: string): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric(name);
-  if (!metric) return Number.NaN;
-  const { values } = await metric.get();
-  return values.reduce((sum, value) => sum + value.value, 0);
 }
 
 /** Milliseconds one call takes. */

@@ -7,6 +7,7 @@ import { HashingBusy, HashingGate, secretHashing } from '../../src/auth/hashing-
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /*
  * The hashing gate of POST /token (src/auth/hashing-gate.ts) holds: at most `concurrency` hashes run
@@ -258,13 +259,6 @@ function tokenRequest(app: FastifyInstance, client: NewTenant, remoteAddress: st
       client_secret: client.clientSecret,
     }).toString(),
   });
-}
-
-async function metricValue(app: FastifyInstance, name: string): Promise<number> {
-  const metric = app.metrics.registry.getSingleMetric(name);
-  if (!metric) return Number.NaN;
-  const { values } = await metric.get();
-  return values.reduce((sum, value) => sum + value.value, 0);
 }
 
 /**

@@ -12,6 +12,7 @@ import { problemOf } from '../../src/http/domain-problems.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /** The refusal is answered with this status and a Retry-After of at least a second. */
 function answers(error: BatchNotAdmitted, status: number): boolean {
@@ -348,9 +349,8 @@ for (const backend of backends()) {
       });
       // Held means counted: wait (by turns of the event loop, not by the clock) until the admission
       // holds A's first 80 kB, as GET /metrics shows it.
-      const held = async () =>
-        (await app.metrics.registry.getSingleMetric('sfa_batch_body_bytes_held')!.get()).values[0]!.value;
-      while ((await held()) < 80_000) await new Promise((turn) => setImmediate(turn));
+      while ((await metricValue(app, 'sfa_batch_body_bytes_held')) < 80_000)
+        await new Promise((turn) => setImmediate(turn));
       const refused = await app.inject({
         method: 'POST',
         url: '/api/products/batch-create',
