@@ -29,7 +29,7 @@ import { VERSION } from './version.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** What holds the change feed back; a served process starts its loop (src/server.ts). */
+    /** What holds the change feed back, as of its last look (a background work: `background`). */
     feedWatch: FeedStallWatch;
     /** The background work of this instance (src/background/): started by serve, stopped on close. */
     background: BackgroundLoops;
