@@ -1,17 +1,20 @@
 import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import {
-  buildWriteSql,
-  isMissingReferences,
-  runBatchWrite,
-  type WriteSqlOptions,
-} from '../sql/batch-write.js';
-import type { BatchOptions } from './batch-options.js';
-import { type CheckedBatch, invalidCount } from './checked-batch.js';
+import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
+import type { ItemError } from './batch-errors.js';
+import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
+import { type CheckedBatch, checkItems, invalidCount } from './checked-batch.js';
 import { itemOutcomesText } from './item-outcomes.js';
+import type { PreparedWrite } from './prepared-write.js';
 import { markUnknownReferences, unknownReferences } from './references.js';
-import type { ItemError, ValidatedBatch } from './validate-items.js';
-import type { BatchCounts, PreparedWrite } from './write-batch.js';
+import type { ValidatedBatch } from './validate-items.js';
+
+/** What a written batch did, every item counted once: created, updated, or ignored (a repeat, or an existing key). */
+export interface BatchCounts {
+  created: number;
+  updated: number;
+  ignored: number;
+}
 
 /**
  * Where a batch writes: through its own statement or transaction on db, or inside the transaction of
@@ -32,21 +35,9 @@ export type BatchResult =
       rejected?: { count: number; errors: ItemError[] } | undefined;
       /** outcomes=true: the items array as JSON text. */
       itemsText?: string | undefined;
-      /** What was written (the upkeep's counts); absent for a dry run. */
-      written?: { prepared: PreparedWrite } | undefined;
+      /** The rows each table changed, for the database's upkeep (Database.wrote); absent for a dry run. */
+      written?: readonly { table: string; rows: number }[] | undefined;
     };
-
-const statements = new Map<string, string>();
-
-function writeStatement(resource: BatchResource, options: WriteSqlOptions): string {
-  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.leaveOutReferences ? 1 : 0}`;
-  let sql = statements.get(name);
-  if (!sql) {
-    sql = buildWriteSql(resource, options);
-    statements.set(name, sql);
-  }
-  return sql;
-}
 
 /** The 400 of an invalid batch: its problems and, in the same list, the unknown references it names. */
 async function refuse(
@@ -202,6 +193,7 @@ export async function answerChecked(
     resource.onExisting === 'ignore'
       ? { created, updated: 0, ignored: items - created }
       : { created, updated: distinct - created, ignored: items - distinct };
+  const changed = options.dryRun ? undefined : changedRows(resource, prepared, counts);
   return {
     kind: 'done',
     counts,
@@ -209,6 +201,37 @@ export async function answerChecked(
     itemsText: options.outcomes
       ? itemOutcomesText(checked, prepared, written.inserted, resource.onExisting === 'update', unknown)
       : undefined,
-    written: options.dryRun ? undefined : { prepared },
+    written: changed,
   };
+}
+
+/** The rows the batch changed per table, its children's included. */
+function changedRows(resource: BatchResource, prepared: PreparedWrite, counts: BatchCounts) {
+  const changed = [{ table: resource.table, rows: counts.created + counts.updated }];
+  if (resource.children && prepared.distinct > 0) {
+    // Items are written with new parents only: their share of the batch's items, near enough here.
+    const rows = Math.round((prepared.childItems * counts.created) / prepared.distinct);
+    changed.push({ table: resource.children.table, rows });
+  }
+  return changed;
+}
+
+/**
+ * The batch pipeline without HTTP, for the command line and demo data: the same validation, the same
+ * reference check, the same write (one statement), the counts. Throws with the first invalid items
+ * when the batch is invalid; nothing is written then.
+ */
+export async function loadBatch(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  items: readonly unknown[],
+): Promise<BatchCounts> {
+  const checked = await checkItems(resource, items, db.statementRows, NO_OPTIONS);
+  const result = await answerChecked({ db }, tenantId, resource, checked, NO_OPTIONS);
+  if (result.kind === 'invalid') {
+    throw new Error(`invalid ${resource.name}: ${JSON.stringify(result.errors.slice(0, 3))}`);
+  }
+  for (const { table, rows } of result.written ?? []) await db.wrote(table, rows);
+  return result.counts;
 }

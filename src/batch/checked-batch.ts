@@ -1,10 +1,16 @@
 import type { FieldValue } from '../fields/field.js';
-import type { BatchResource } from '../resources/batch-resource.js';
-import { ValidationCrash } from './batch-errors.js';
+import { parseJsonBytes } from '../fields/json-text.js';
+import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
+import { type ArrayRule, BatchArrayRefused, type ItemError, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
-import { validateInSlices } from './validate-in-slices.js';
-import type { ItemError, ValidatedBatch } from './validate-items.js';
-import { type PreparedWrite, prepareWrite } from './write-batch.js';
+import { type PreparedWrite, prepareWrite } from './prepared-write.js';
+import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
+
+/*
+ * The check of a batch, one function wherever it runs (on the event loop for a small body, in a worker
+ * thread for a large one): the array rules, each item's fields, repeated keys, and what the write and
+ * the answer need.
+ */
 
 /**
  * A batch checked, wherever that was (inline, or in a worker thread for a large body): its problems,
@@ -13,7 +19,7 @@ import { type PreparedWrite, prepareWrite } from './write-batch.js';
 export interface CheckedBatch {
   /** The array's length. */
   items: number;
-  /** Sorted by index, capped (src/batch/error-limits.ts); empty for a valid batch. */
+  /** Sorted by index, capped (src/batch/batch-errors.ts); empty for a valid batch. */
   errors: ItemError[];
   /** With on_invalid=skip: 1 for each invalid item (every item looked at). */
   invalid?: Uint8Array | undefined;
@@ -27,6 +33,30 @@ export interface CheckedBatch {
   keyTexts?: (string | undefined)[] | undefined;
   /** What writing the valid items needs: absent when nothing is to be written. */
   write?: PreparedWrite | undefined;
+}
+
+/** The array rules every batch body obeys (backoffice-api.md 4.3, 7.1), in the spec's order. */
+export function arrayRuleBrokenBy(body: unknown): ArrayRule | undefined {
+  if (body === undefined) return 'invalidJson';
+  if (!Array.isArray(body)) return 'notAnArray';
+  if (body.length === 0) return 'emptyArray';
+  if (body.length > MAX_BATCH_ITEMS) return 'tooManyItems';
+  return undefined;
+}
+
+/** The body (its JSON bytes, or already parsed) as the batch's items; throws BatchArrayRefused. */
+function batchItems(body: unknown): unknown[] {
+  let parsed = body;
+  if (body instanceof Uint8Array) {
+    try {
+      parsed = parseJsonBytes(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+    } catch {
+      throw new BatchArrayRefused('invalidJson');
+    }
+  }
+  const rule = arrayRuleBrokenBy(parsed);
+  if (rule) throw new BatchArrayRefused(rule);
+  return parsed as unknown[];
 }
 
 /** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
@@ -78,19 +108,21 @@ function writeOf(
   statementRows: number,
 ): CheckedBatch['write'] {
   const { rows, invalid } = batch;
-  if (!invalid) {
-    if (batch.errors.length > 0) return undefined;
-    return prepareWrite(resource, rows as FieldValue[][], statementRows);
+  if (!invalid && batch.errors.length > 0) return undefined;
+  // The valid items' rows and which items they are, when some are skipped (all rows otherwise).
+  let written = rows as FieldValue[][];
+  let indices: number[] | undefined;
+  if (invalid) {
+    written = [];
+    indices = [];
+    for (let at = 0; at < rows.length; at++) {
+      if (invalid[at]) continue;
+      written.push(rows[at]!);
+      indices.push(at);
+    }
+    if (written.length === 0) return undefined;
   }
-  const valid: FieldValue[][] = [];
-  const indices: number[] = [];
-  for (let at = 0; at < rows.length; at++) {
-    if (invalid[at]) continue;
-    valid.push(rows[at]!);
-    indices.push(at);
-  }
-  if (valid.length === 0) return undefined;
-  return prepareWrite(resource, valid, statementRows, indices, rows.length);
+  return prepareWrite(resource, written, statementRows, indices, rows.length);
 }
 
 /** Per valid item, its key as sent (outcomes=true). */
@@ -107,40 +139,47 @@ function keyTextsOf(
 }
 
 /**
- * What a validated batch comes to, the same wherever it was validated (on the event loop by
- * checkItems, in a worker thread by src/workers/batch-worker.ts): its problems, its invalid items,
- * the keys as sent (outcomes=true, for a batch that writes) and what its write needs.
+ * A batch body checked: the array rules (BatchArrayRefused), then its items (checkItems). `inSlices`:
+ * validation gives the event loop a turn between slices; a worker thread checks in one piece.
  */
-export function checkedParts(
+export function checkBatch(
   resource: BatchResource,
-  items: readonly unknown[],
-  batch: ValidatedBatch,
+  body: unknown,
   statementRows: number,
-  options: Pick<BatchOptions, 'outcomes'>,
-): Omit<CheckedBatch, 'rows'> {
-  const write = writeOf(resource, batch, statementRows);
-  return {
-    items: items.length,
-    errors: batch.errors,
-    invalid: batch.invalid,
-    keyTexts: options.outcomes && write ? keyTextsOf(resource, items, batch) : undefined,
-    write,
-  };
+  options: BatchOptions,
+  inSlices = true,
+): Promise<CheckedBatch> {
+  return checkItems(resource, batchItems(body), statementRows, options, inSlices);
 }
 
-/** The batch's items checked on the event loop (a small body; a large one goes to a worker). */
+/**
+ * The batch's items checked: their problems, their invalid items, the keys as sent (outcomes=true,
+ * for a batch that writes) and what its write needs. For items already known to be a batch array
+ * (the command line's and the demo's).
+ */
 export async function checkItems(
   resource: BatchResource,
   items: readonly unknown[],
   statementRows: number,
-  options: BatchOptions,
+  options: Pick<BatchOptions, 'outcomes' | 'skipInvalid'>,
+  inSlices = true,
 ): Promise<CheckedBatch> {
   let batch: ValidatedBatch;
   try {
     // In slices, so a large batch does not hold the event loop (other tenants' requests) for its whole check.
-    batch = await validateInSlices(resource, items, options.skipInvalid);
+    batch = inSlices
+      ? await validateInSlices(resource, items, options.skipInvalid)
+      : validateItems(resource, items, options.skipInvalid);
   } catch (error) {
     throw new ValidationCrash(error);
   }
-  return { ...checkedParts(resource, items, batch, statementRows, options), rows: () => batch.rows };
+  const writes = !batch.invalid ? batch.errors.length === 0 : batch.invalid.includes(0);
+  return {
+    items: items.length,
+    errors: batch.errors,
+    invalid: batch.invalid,
+    keyTexts: options.outcomes && writes ? keyTextsOf(resource, items, batch) : undefined,
+    write: writeOf(resource, batch, statementRows),
+    rows: () => batch.rows,
+  };
 }

@@ -1,5 +1,5 @@
 import type { CheckedBatch } from './checked-batch.js';
-import type { PreparedWrite } from './write-batch.js';
+import type { PreparedWrite } from './prepared-write.js';
 
 /**
  * The `items` of outcomes=true (extensions.md 9) as JSON text: one element per written item, in array

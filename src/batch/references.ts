@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { missingReferences } from '../sql/batch-write.js';
-import { itemCut } from './error-limits.js';
+import { missingReferences } from '../sql/missing-references.js';
+import { itemCut } from './batch-errors.js';
 import type { ValidatedBatch } from './validate-items.js';
 
 /*

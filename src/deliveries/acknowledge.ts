@@ -1,5 +1,5 @@
-import { arrayRuleBrokenBy } from '../batch/batch-array.js';
 import type { ArrayRule } from '../batch/batch-errors.js';
+import { arrayRuleBrokenBy } from '../batch/checked-batch.js';
 import { type Database, type Queryable, withRetry } from '../db/database.js';
 import type { TextField } from '../fields/field.js';
 import { parseJsonBytes } from '../fields/json-text.js';

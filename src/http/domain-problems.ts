@@ -1,7 +1,6 @@
 import {
   BatchArrayRefused,
   BatchNotAdmitted,
-  BodyTooLarge,
   InvalidBatch,
   InvalidBatchParameter,
 } from '../batch/batch-errors.js';
@@ -12,6 +11,7 @@ import {
 } from '../idempotency/idempotency-errors.js';
 import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { type HttpProblem, problems } from './problems.js';
+import { BodyTooLarge } from './receive-body.js';
 
 /**
  * The answer to each refusal of the domain layers (src/batch/batch-errors.ts,

@@ -1,4 +1,4 @@
-import { cutAnswer } from '../batch/error-limits.js';
+import { cutAnswer } from '../batch/batch-errors.js';
 
 /**
  * The catalogue of error answers: every error body of the service is made here, in the spec's shape
@@ -44,7 +44,7 @@ export const problems = {
   notAnArray: () => arrayProblem('Request body must be an array'),
   emptyArray: () => arrayProblem('Request body cannot be empty'),
   tooManyItems: (max: number) => arrayProblem(`Array exceeds maximum limit of ${max} items`),
-  /** One element per invalid item; a list past MAX_ERRORS_PER_ANSWER problems is cut (error-limits.ts). */
+  /** One element per invalid item; a list past MAX_ERRORS_PER_ANSWER problems is cut (src/batch/batch-errors.ts). */
   invalidItems: (errors: readonly object[]) => new HttpProblem(400, cutAnswer(errors)),
   bodyTooLarge: (limit: number) =>
     new HttpProblem(413, [{ message: `Request body exceeds the limit of ${limit} bytes for this endpoint` }]),

@@ -1,3 +1,4 @@
+import { arrayLiteral } from '../db/array-literal.js';
 import type { Queryable } from '../db/database.js';
 import { sqlState } from '../db/failures.js';
 import { ident } from '../db/sql.js';
@@ -204,6 +205,39 @@ export function statementColumns(resource: BatchResource, rows: readonly FieldVa
   return columns;
 }
 
+/** The parameters of the statements that write some distinct rows: built with the statement's text, here. */
+export interface WriteParams {
+  /** Rows per statement: distinct row d is in chunks[floor(d / chunkRows)]. */
+  chunkRows: number;
+  /**
+   * Per statement of at most statementRows distinct rows (one on PostgreSQL, several on PGlite): the
+   * array literal of each column, the parameters after the tenant.
+   */
+  chunks: string[][];
+  /** The items of the distinct rows' children (0 without children): the upkeep's count. */
+  childItems: number;
+}
+
+/** Each statement's column literals for the distinct rows (the slow part of a write). */
+export function writeParams(
+  resource: BatchResource,
+  distinct: readonly FieldValue[][],
+  statementRows: number,
+): WriteParams {
+  let childItems = 0;
+  if (resource.childPosition !== undefined) {
+    for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
+  }
+  const chunks: string[][] = [];
+  const chunkRows = Math.min(statementRows, Math.max(distinct.length, 1));
+  // At least one statement, as before (an empty batch from the command line writes nothing in it).
+  for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
+    const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
+    chunks.push(statementColumns(resource, part).map(arrayLiteral));
+  }
+  return { chunks, chunkRows, childItems };
+}
+
 function buildChildrenInsert(resource: BatchResource, firstParam: number): string {
   const { table, parentColumn } = resource.children!;
   const columns = [{ name: parentColumn, sqlType: 'text' as SqlType }, ...childColumns(resource)];
@@ -212,35 +246,6 @@ function buildChildrenInsert(resource: BatchResource, firstParam: number): strin
   return `INSERT INTO ${ident(table)} (tenant_id, ${names})
   SELECT $1, ${columns.map((c) => `c.${ident(c.name)}`).join(', ')}
   FROM unnest(${arrays}) AS c(${names})`;
-}
-
-/**
- * Which of the given keys ($2) the tenant's rows of the referred resource lack: one query per batch,
- * for the 400 that names them (the write statement only refuses them, SFA01), and for on_invalid=skip.
- */
-function missingReferencesSql(reference: { readonly table: string; readonly column: string }): string {
-  return `SELECT c.code
-FROM unnest($2::text[]) AS c(code)
-WHERE NOT EXISTS (SELECT 1 FROM ${ident(reference.table)} p WHERE p.tenant_id = $1 AND p.${ident(reference.column)} = c.code)`;
-}
-
-const missingStatements = new Map<string, string>();
-
-/** The keys among `keys` that name no row of the tenant's referred resource. */
-export async function missingReferences(
-  q: Queryable,
-  reference: { readonly table: string; readonly column: string },
-  tenantId: number,
-  keys: readonly string[],
-): Promise<Set<string>> {
-  const name = `${reference.table}.${reference.column}`;
-  let sql = missingStatements.get(name);
-  if (!sql) {
-    sql = missingReferencesSql(reference);
-    missingStatements.set(name, sql);
-  }
-  const rows = await q.query<{ code: string }>(sql, [tenantId, keys]);
-  return new Set(rows.map((row) => row.code));
 }
 
 /** What one write statement answers: rows created and, with outcomes, which were inserted (1-based). */
@@ -255,6 +260,19 @@ const MISSING_REFERENCES = 'SFA01';
 /** The write statement failed because a row it wrote names a missing reference: it wrote nothing. */
 export function isMissingReferences(error: unknown): boolean {
   return sqlState(error) === MISSING_REFERENCES;
+}
+
+const statements = new Map<string, string>();
+
+/** The write statement of buildWriteSql for these options, built once per resource and variant. */
+export function writeStatement(resource: BatchResource, options: WriteSqlOptions): string {
+  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.leaveOutReferences ? 1 : 0}`;
+  let sql = statements.get(name);
+  if (!sql) {
+    sql = buildWriteSql(resource, options);
+    statements.set(name, sql);
+  }
+  return sql;
 }
 
 /**

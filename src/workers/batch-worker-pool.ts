@@ -61,7 +61,7 @@ function taskBody(body: Buffer): { bytes: Uint8Array; transfer: ArrayBuffer[] } 
 
 /**
  * A large body given as bytes, checked in a worker: parse, array rules, validation and the column
- * literals. Same result as the inline check (checkBatchArray, then checkItems). Throws the 400 of an
+ * literals. Same result as the inline check (checkBatch). Throws the 400 of an
  * array rule.
  */
 export async function checkBody(

@@ -6,14 +6,11 @@
  * the parsed items or rows: cloning them into the main thread costs it about what their parse did.
  */
 
-import { arrayRuleBrokenBy } from '../batch/batch-array.js';
-import type { ArrayRule } from '../batch/batch-errors.js';
+import { type ArrayRule, BatchArrayRefused, type ItemError } from '../batch/batch-errors.js';
 import { NO_OPTIONS } from '../batch/batch-options.js';
-import { checkedParts } from '../batch/checked-batch.js';
-import { type ItemError, validateItems } from '../batch/validate-items.js';
-import type { PreparedWrite } from '../batch/write-batch.js';
+import { type CheckedBatch, checkBatch } from '../batch/checked-batch.js';
+import type { PreparedWrite } from '../batch/prepared-write.js';
 import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
-import { parseJsonBytes } from '../fields/json-text.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
 
@@ -36,7 +33,7 @@ export type BatchTaskResult =
       kind: 'checked';
       /** The array's length. */
       items: number;
-      /** Sorted by index, capped (src/batch/error-limits.ts); empty for a valid batch. */
+      /** Sorted by index, capped (src/batch/batch-errors.ts); empty for a valid batch. */
       errors: ItemError[];
       /** Per item, the referenced key of its valid row (the missing-references query); empty without one. */
       referencedKeys: (string | undefined)[];
@@ -50,27 +47,22 @@ export type BatchTaskResult =
 
 const byName = new Map<string, BatchResource>(batchResources.map((resource) => [resource.name, resource]));
 
-export default function checkBatchBody(task: BatchTask): BatchTaskResult {
+export default async function checkBatchBody(task: BatchTask): Promise<BatchTaskResult> {
   const resource = byName.get(task.resource);
   if (!resource) throw new Error(`no batch resource ${task.resource}`);
-  let body: unknown;
-  try {
-    body = parseJsonBytes(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
-  } catch {
-    return { kind: 'array', rule: 'invalidJson' };
-  }
-  const rule = arrayRuleBrokenBy(body);
-  if (rule) return { kind: 'array', rule };
-  const items = body as unknown[];
   const options = { ...NO_OPTIONS, skipInvalid: task.skipInvalid === true, outcomes: task.outcomes === true };
-  const batch = validateItems(resource, items, options.skipInvalid);
+  let checked: CheckedBatch;
+  try {
+    // The same check as on the event loop, in one piece: this thread serves no requests.
+    checked = await checkBatch(resource, task.body, task.statementRows, options, false);
+  } catch (error) {
+    if (error instanceof BatchArrayRefused) return { kind: 'array', rule: error.rule };
+    throw error;
+  }
+  const { rows, ...parts } = checked;
   const at = resource.reference?.position;
-  const referencedKeys = at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
-  return {
-    kind: 'checked',
-    ...checkedParts(resource, items, batch, task.statementRows, options),
-    referencedKeys,
-  };
+  const referencedKeys = at === undefined ? [] : rows().map((row) => row?.[at] as string | undefined);
+  return { kind: 'checked', ...parts, referencedKeys };
 }
 
 /** A large acknowledgement body (POST /v1/deliveries/acknowledge): parse and check; the codes back. */

@@ -19,7 +19,7 @@ import { fieldMessages } from '../../src/fields/messages.js';
 import { products } from '../../src/resources/products.js';
 import { stocks } from '../../src/resources/stocks.js';
 import { random } from '../../src/seed/generate.js';
-import { missingReferences } from '../../src/sql/batch-write.js';
+import { missingReferences } from '../../src/sql/missing-references.js';
 import { selectList } from '../../src/sql/select-list.js';
 
 /*

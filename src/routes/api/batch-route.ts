@@ -6,15 +6,10 @@ import type {
 } from 'fastify';
 import { answerChecked, type BatchResult } from '../../batch/answer-batch.js';
 import type { BatchAdmission, BatchTicket } from '../../batch/batch-admission.js';
-import { checkBatchArray } from '../../batch/batch-array.js';
-import { BatchArrayRefused, BatchNotAdmitted } from '../../batch/batch-errors.js';
+import { BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
-import type { CheckedBatch } from '../../batch/checked-batch.js';
-import { checkItems } from '../../batch/checked-batch.js';
-import { bodyStream, receiveBody } from '../../batch/receive-body.js';
-import { noteWrites } from '../../batch/write-batch.js';
+import { type CheckedBatch, checkBatch } from '../../batch/checked-batch.js';
 import type { Database, Transaction } from '../../db/database.js';
-import { parseJsonBytes } from '../../fields/json-text.js';
 import { problemOf } from '../../http/domain-problems.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
@@ -25,6 +20,7 @@ import {
   sendAnswer,
 } from '../../http/keyed-reply.js';
 import type { BatchMetrics } from '../../http/metrics.js';
+import { bodyStream, receiveBody } from '../../http/receive-body.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import type { BatchResource } from '../../resources/batch-resource.js';
 import { checkBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
@@ -94,24 +90,17 @@ const checkHeadersAndQuery: onRequestHookHandler = async (request) => {
  * The batch checked: a large body in a worker thread, a small one here (both as bytes, so a keyed
  * request can hash them). The 400 of an array rule (invalid JSON, not an array, ...) is thrown.
  */
-async function check(
+function check(
   db: Database,
   resource: BatchResource,
   body: unknown,
   options: BatchOptions,
 ): Promise<CheckedBatch> {
-  if (body instanceof RawJson && body.bytes.length >= WORKER_BODY_BYTES) {
-    return checkBody(resource, body.bytes, db.statementRows, options);
+  const given = body instanceof RawJson ? body.bytes : body;
+  if (given instanceof Buffer && given.length >= WORKER_BODY_BYTES) {
+    return checkBody(resource, given, db.statementRows, options);
   }
-  let items: unknown = body;
-  if (body instanceof RawJson) {
-    try {
-      items = parseJsonBytes(body.bytes);
-    } catch {
-      throw new BatchArrayRefused('invalidJson');
-    }
-  }
-  return checkItems(resource, checkBatchArray(items), db.statementRows, options);
+  return checkBatch(resource, given, db.statementRows, options);
 }
 
 /** Registers POST {resource.path}: parse, check the array, validate, write, answer (once per Idempotency-Key). */
@@ -161,7 +150,7 @@ export function registerBatchRoute(
       if (!replayed && done?.kind === 'done' && done.written) {
         const { counts } = done;
         // Told after the commit: the upkeep may VACUUM, which no transaction may hold.
-        await noteWrites(deps.db.wrote.bind(deps.db), resource, done.written.prepared, counts);
+        for (const { table, rows } of done.written) await deps.db.wrote(table, rows);
         // Every item is counted once: created, updated, or ignored (a repeat, or an existing key).
         const items = counts.created + counts.updated + counts.ignored;
         request.log.info({ resource: resource.name, items, ...counts }, 'batch written');

@@ -1,5 +1,14 @@
 import { Readable } from 'node:stream';
-import { BodyTooLarge } from './batch-errors.js';
+
+/** The body passed the endpoint's byte limit (declared, or as it arrived): 413. */
+export class BodyTooLarge extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`body over ${limit} bytes`);
+    this.name = 'BodyTooLarge';
+    this.limit = limit;
+  }
+}
 
 /**
  * Reads a request body whole before the batch asks for a place (src/batch/batch-admission.ts), so a

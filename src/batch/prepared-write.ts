@@ -1,13 +1,12 @@
-import { arrayLiteral } from '../db/array-literal.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { statementColumns } from '../sql/batch-write.js';
+import { type WriteParams, writeParams } from '../sql/batch-write.js';
 
-export interface BatchCounts {
-  created: number;
-  updated: number;
-  ignored: number;
-}
+/*
+ * What writing a checked batch needs: its distinct rows (repeated keys merged, extensions.md section 5)
+ * and the write statement's parameters built from them (src/sql/batch-write.ts), wherever the batch was
+ * checked.
+ */
 
 /** The text a row's key is compared by. */
 function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): string {
@@ -95,27 +94,18 @@ function distinctAt(position: number, rows: readonly FieldValue[][]): boolean {
  * strings and counts rather than the rows (a structured clone of 10,000 rows costs the event loop
  * about what their parse did).
  */
-export interface PreparedWrite {
+export interface PreparedWrite extends WriteParams {
   /** The batch's items. */
   items: number;
   /** Its rows once repeated keys are merged (deduplicate). */
   distinct: number;
-  /** Rows per statement: distinct row d is in chunks[floor(d / chunkRows)]. */
-  chunkRows: number;
   /** DistinctRows.rowItems and duplicateOf: which item each row and each repeat is. */
   rowItems?: Int32Array | undefined;
   duplicateOf?: Int32Array | undefined;
-  /** The items of the distinct rows' children (0 without children): the upkeep's count. */
-  childItems: number;
-  /**
-   * Per statement of at most statementRows distinct rows (one on PostgreSQL, several on PGlite): the
-   * array literal of each column, the parameters after the tenant.
-   */
-  chunks: string[][];
 }
 
 /**
- * Deduplicates the rows and builds each statement's column literals (the slow part of a write).
+ * Deduplicates the rows and builds the statements' parameters (the slow part of a write).
  * `indices`: the items the rows are, when some items are left out (on_invalid=skip); `items`: the
  * batch's length then.
  */
@@ -127,41 +117,11 @@ export function prepareWrite(
   items = rows.length,
 ): PreparedWrite {
   const { rows: distinct, rowItems, duplicateOf } = distinctRows(resource, rows, indices, items);
-  let childItems = 0;
-  if (resource.childPosition !== undefined) {
-    for (const row of distinct) childItems += (row[resource.childPosition] as FieldValue[][]).length;
-  }
-  const chunks: string[][] = [];
-  const chunkRows = Math.min(statementRows, Math.max(distinct.length, 1));
-  // At least one statement, as before (an empty batch from the command line writes nothing in it).
-  for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
-    const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
-    chunks.push(statementColumns(resource, part).map(arrayLiteral));
-  }
   return {
     items: rows.length,
     distinct: distinct.length,
-    childItems,
-    chunks,
-    chunkRows,
     ...(rowItems ? { rowItems } : {}),
     ...(duplicateOf ? { duplicateOf } : {}),
+    ...writeParams(resource, distinct, statementRows),
   };
-}
-
-/** Tells the database's upkeep how many rows the batch changed, its children's included. */
-export async function noteWrites(
-  wrote: (table: string, rows: number) => Promise<void>,
-  resource: BatchResource,
-  prepared: PreparedWrite,
-  counts: BatchCounts,
-): Promise<void> {
-  await wrote(resource.table, counts.created + counts.updated);
-  if (resource.children && resource.childPosition !== undefined && prepared.distinct > 0) {
-    // Items are written with new parents only: their share of the batch's items, near enough here.
-    await wrote(
-      resource.children.table,
-      Math.round((prepared.childItems * counts.created) / prepared.distinct),
-    );
-  }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { deduplicate } from '../../src/batch/write-batch.js';
+import { deduplicate } from '../../src/batch/prepared-write.js';
 import { prices } from '../../src/resources/prices.js';
 import { stocks } from '../../src/resources/stocks.js';
 
