@@ -3,6 +3,9 @@ import { type Field, ItemsField } from '../fields/field.js';
 /** Largest batch the spec allows (backoffice-api.md 4.3 and 8). */
 export const MAX_BATCH_ITEMS = 10_000;
 
+/** What an upsert writes in a column the system sets (BatchResourceDefinition.setOnUpdate). */
+export type UpdateRule = 'now' | 'kept' | 'given-or-now';
+
 export interface BatchResourceDefinition {
   /** Plural name used in the OpenAPI document and logs: 'stocks'. */
   readonly name: string;
@@ -17,17 +20,20 @@ export interface BatchResourceDefinition {
   readonly onExisting: 'ignore' | 'update';
   /** The field table: JSON field name = column name. Order is the order errors are reported in. */
   readonly fields: Readonly<Record<string, Field>>;
-  /** Columns the system sets when a row is inserted: column -> SQL expression. */
-  readonly setOnInsert?: Readonly<Record<string, string>>;
-  /** Columns the system sets when an existing row changes (upsert only): column -> SQL expression. */
-  readonly setOnUpdate?: Readonly<Record<string, string>>;
   /**
-   * Fields the system sets on update (setOnUpdate) that still count as a change when the request
-   * gives them: a customer whose only news is its modification date is updated.
+   * Columns the system sets to a constant when a row is inserted: column -> its value ('Y'). The
+   * declaration states values, never SQL: src/sql/batch-write.ts writes the statement.
    */
-  readonly changedWhenGiven?: readonly string[];
-  /** SQL expression for a field given as null or absent on insert: column -> expression. */
-  readonly insertDefaults?: Readonly<Record<string, string>>;
+  readonly setOnInsert?: Readonly<Record<string, string>>;
+  /**
+   * What the system writes in a column when an existing row changes (upsert only): 'now' (the time of
+   * the write), 'kept' (the value the row has, whatever the item says), 'given-or-now' (the item's
+   * value, or the time of the write when it gives none; giving one counts as a change on its own: a
+   * customer whose only news is its modification date is updated). updated_at is 'now' unless said.
+   */
+  readonly setOnUpdate?: Readonly<Record<string, UpdateRule>>;
+  /** Fields that take the time of the write when an inserted item gives them as null or absent. */
+  readonly insertDefaults?: Readonly<Record<string, 'now'>>;
   /** Where the rows of an items field go: their table, and the column that names the parent. */
   readonly children?: { readonly table: string; readonly parentColumn: string };
 }

@@ -1,4 +1,3 @@
-import { NOW_UTC } from '../fields/date-time.js';
 import { choice, dateTime, decimal, flag, integer, text, timeOfDay } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
 
@@ -100,8 +99,7 @@ export const customers = batchResource({
     reactivation_reason: text({ max: 100, description: 'reactivation cause' }),
     reactivation_observations: text({ max: 500, description: 'reactivation notes' }),
   },
-  insertDefaults: { created_at: NOW_UTC },
+  insertDefaults: { created_at: 'now' },
   // The creation date is kept on update; the modification date is now unless the ERP gives it.
-  setOnUpdate: { created_at: 't.created_at', updated_at: `COALESCE(EXCLUDED.updated_at, ${NOW_UTC})` },
-  changedWhenGiven: ['updated_at'],
+  setOnUpdate: { created_at: 'kept', updated_at: 'given-or-now' },
 });

@@ -1,4 +1,3 @@
-import { NOW_UTC } from '../fields/date-time.js';
 import { dateTime, decimal, flag, integer, items, text } from '../fields/field.js';
 import { batchResource } from './batch-resource.js';
 
@@ -109,6 +108,6 @@ export const deliveries = batchResource({
       description: 'delivery items',
     }),
   },
-  insertDefaults: { created_at: NOW_UTC },
+  insertDefaults: { created_at: 'now' },
   children: { table: 'delivery_items', parentColumn: 'delivery_code' },
 });

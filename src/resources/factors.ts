@@ -19,5 +19,5 @@ export const factors = batchResource({
     weight: decimal({ precision: 18, scale: 2, description: 'weight of the presentation' }),
     minimum_sale: decimal({ precision: 18, scale: 2, description: 'minimum sale quantity' }),
   },
-  setOnInsert: { state: "'Y'" },
+  setOnInsert: { state: 'Y' },
 });

@@ -11,7 +11,7 @@ export interface ListSourceTable {
   readonly key: readonly string[];
   readonly fields: Readonly<Record<string, Field>>;
   /** Fields the system always sets on insert (they are never null in a listed row). */
-  readonly insertDefaults?: Readonly<Record<string, string>>;
+  readonly insertDefaults?: Readonly<Record<string, 'now'>>;
   /** Where the rows of its items field are kept, listed inside each row. */
   readonly children?: { readonly table: string; readonly parentColumn: string };
 }

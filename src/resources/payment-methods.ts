@@ -15,5 +15,5 @@ export const paymentMethods = batchResource({
     description: text({ max: 50, required: true, description: 'description' }),
     type: text({ max: 1, description: 'nature: E = cash, C = credit, and others' }),
   },
-  setOnInsert: { invoice_status: "'APROBADO'", quote_status: "'APROBADO'", return_status: "'APROBADO'" },
+  setOnInsert: { invoice_status: 'APROBADO', quote_status: 'APROBADO', return_status: 'APROBADO' },
 });

@@ -21,5 +21,5 @@ export const stocks = batchResource({
     }),
     factor_description: text({ max: 20, description: 'description of the unit' }),
   },
-  setOnInsert: { available: "'Y'" },
+  setOnInsert: { available: 'Y' },
 });

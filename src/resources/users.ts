@@ -24,5 +24,5 @@ export const users = batchResource({
     cedula: text({ max: 18, description: 'identification number' }),
     operation_center: text({ max: 10, description: 'operation center' }),
   },
-  setOnInsert: { state: "'Y'" },
+  setOnInsert: { state: 'Y' },
 });

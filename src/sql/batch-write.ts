@@ -1,10 +1,10 @@
 import { arrayLiteral } from '../db/array-literal.js';
 import type { Queryable } from '../db/database.js';
 import { sqlState } from '../db/failures.js';
-import { ident } from '../db/sql.js';
+import { ident, literal } from '../db/sql.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import type { FieldValue, ItemsField, SqlType } from '../fields/field.js';
-import type { BatchResource } from '../resources/batch-resource.js';
+import type { BatchResource, UpdateRule } from '../resources/batch-resource.js';
 import { FEED_MOVE } from './changes.js';
 
 /** Key columns sort byte-wise ("C"), the same in every transaction and independent of locale. */
@@ -12,6 +12,18 @@ function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlTy
   return columns
     .map(({ name, sqlType }) => `${alias}.${ident(name)}${sqlType === 'text' ? ' COLLATE "C"' : ''}`)
     .join(', ');
+}
+
+/** The SQL of an UpdateRule for the column: t is the row as it is, EXCLUDED the item's. */
+function updateExpression(name: string, rule: UpdateRule): string {
+  switch (rule) {
+    case 'now':
+      return NOW_UTC;
+    case 'kept':
+      return `t.${ident(name)}`;
+    case 'given-or-now':
+      return `COALESCE(EXCLUDED.${ident(name)}, ${NOW_UTC})`;
+  }
 }
 
 /** Variants of the write statement (extensions.md 9); without any, the statement every batch used before. */
@@ -56,17 +68,15 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
     sqlType: resource.fieldList[at]!.sqlType,
   }));
   const names = columns.map((c) => c.name);
-  const setOnInsert = {
-    ...(names.includes('created_at') ? {} : { created_at: NOW_UTC }),
-    ...resource.setOnInsert,
-  };
+  const setOnInsert: Record<string, string> = names.includes('created_at') ? {} : { created_at: NOW_UTC };
+  for (const [name, value] of Object.entries(resource.setOnInsert ?? {})) setOnInsert[name] = literal(value);
   const insertDefaults = resource.insertDefaults ?? {};
   const arrays = columns.map((c, at) => `$${at + 2}::${c.sqlType}[]`).join(', ');
   const insertColumns = ['tenant_id', ...names, ...Object.keys(setOnInsert)].map(ident).join(', ');
   const values = [
     '$1',
     ...names.map((name) =>
-      insertDefaults[name] ? `COALESCE(i.${ident(name)}, ${insertDefaults[name]})` : `i.${ident(name)}`,
+      insertDefaults[name] ? `COALESCE(i.${ident(name)}, ${NOW_UTC})` : `i.${ident(name)}`,
     ),
     ...Object.values(setOnInsert),
   ].join(', ');
@@ -75,7 +85,12 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
 
   let onConflict = 'DO NOTHING';
   if (resource.onExisting === 'update') {
-    const setOnUpdate = { updated_at: NOW_UTC, ...resource.setOnUpdate };
+    const rules: Record<string, UpdateRule> = { updated_at: 'now', ...resource.setOnUpdate };
+    const setOnUpdate = Object.fromEntries(
+      Object.entries(rules).map(([name, rule]) => [name, updateExpression(name, rule)]),
+    );
+    // A value the item gives for a column the system sets otherwise is a change of its own.
+    const changedWhenGiven = Object.keys(rules).filter((name) => rules[name] === 'given-or-now');
     // Columns the system sets are not compared: a record whose given values did not change is left alone.
     const changing = names.filter((name) => !key.includes(name) && !(name in setOnUpdate));
     const assignments = [
@@ -89,7 +104,7 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
     const theirs = changing.map((name) => `EXCLUDED.${ident(name)}`).join(', ');
     const changed = [
       `(${mine}) IS DISTINCT FROM (${theirs})`,
-      ...(resource.changedWhenGiven ?? []).map(
+      ...changedWhenGiven.map(
         (name) =>
           `(EXCLUDED.${ident(name)} IS NOT NULL AND t.${ident(name)} IS DISTINCT FROM EXCLUDED.${ident(name)})`,
       ),
