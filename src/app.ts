@@ -23,7 +23,7 @@ import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { registerDocs } from './routes/docs/docs-routes.js';
 import { createAuth } from './routes/token/auth-routes.js';
-import { registerAcknowledgeRoute } from './routes/v1/acknowledge-route.js';
+import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
 import { VERSION } from './version.js';
 
@@ -199,7 +199,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registerBatchRoute(app, resource, { db: options.db, authenticate, metrics, admission, idempotency });
   }
   registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
-  registerAcknowledgeRoute(app, { db: options.db, authenticate, idempotency });
+  registerDeliveryStateRoutes(app, { db: options.db, authenticate, idempotency });
   registerDocs(app);
   return app;
 }

@@ -1,3 +1,5 @@
+import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
+
 /**
  * What the batch pipeline refuses, as the domain knows it: no status codes and no bodies. The one
  * error handler (src/http/domain-problems.ts) turns each into the spec's answer.
@@ -17,13 +19,18 @@ export interface ItemError {
 /** Which array rule a batch body breaks (backoffice-api.md 4.3, 7.1); a name a worker thread can send back. */
 export type ArrayRule = 'invalidJson' | 'notAnArray' | 'emptyArray' | 'tooManyItems';
 
-/** The body is not JSON, or not an array of 1 to MAX_BATCH_ITEMS elements: nothing was validated. */
+/**
+ * The body is not JSON, or not an array of 1 to `max` elements (MAX_BATCH_ITEMS for a batch, fewer
+ * for some array endpoints): nothing was validated.
+ */
 export class BatchArrayRefused extends Error {
   readonly rule: ArrayRule;
-  constructor(rule: ArrayRule) {
+  readonly max: number;
+  constructor(rule: ArrayRule, max: number = MAX_BATCH_ITEMS) {
     super(`batch array refused: ${rule}`);
     this.name = 'BatchArrayRefused';
     this.rule = rule;
+    this.max = max;
   }
 }
 

@@ -35,12 +35,15 @@ export interface CheckedBatch {
   write?: PreparedWrite | undefined;
 }
 
-/** The array rules every batch body obeys (backoffice-api.md 4.3, 7.1), in the spec's order. */
-export function arrayRuleBrokenBy(body: unknown): ArrayRule | undefined {
+/**
+ * The array rules every batch body obeys (backoffice-api.md 4.3, 7.1), in the spec's order; `max` is
+ * MAX_BATCH_ITEMS but for array endpoints that take fewer (a rejection: 1,000).
+ */
+export function arrayRuleBrokenBy(body: unknown, max = MAX_BATCH_ITEMS): ArrayRule | undefined {
   if (body === undefined) return 'invalidJson';
   if (!Array.isArray(body)) return 'notAnArray';
   if (body.length === 0) return 'emptyArray';
-  if (body.length > MAX_BATCH_ITEMS) return 'tooManyItems';
+  if (body.length > max) return 'tooManyItems';
   return undefined;
 }
 

@@ -2,6 +2,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Field, type FieldValue, ItemsField } from '../fields/field.js';
 import { fieldMessages } from '../fields/messages.js';
 import type { BatchResource } from '../resources/batch-resource.js';
+
+/** What validation reads of a resource: its field table (a batch's, or another array endpoint's items). */
+export type ItemTable = Pick<BatchResource, 'fields'>;
+
 import {
   echoedName,
   type FieldError,
@@ -164,7 +168,7 @@ function checkChildren(
  * problems past the cap are still not kept.
  */
 export function validateItems(
-  resource: BatchResource,
+  resource: ItemTable,
   items: readonly unknown[],
   everyItem = false,
 ): ValidatedBatch {
@@ -209,7 +213,7 @@ export const VALIDATION_SLICE = 500;
  * the slices' results joined (indexes moved by the slice's start) are those of the whole batch.
  */
 export async function validateInSlices(
-  resource: BatchResource,
+  resource: ItemTable,
   items: readonly unknown[],
   everyItem = false,
 ): Promise<ValidatedBatch> {

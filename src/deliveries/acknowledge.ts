@@ -8,7 +8,8 @@ import { acknowledgeDeliveries } from '../sql/acknowledge.js';
 
 /**
  * POST /v1/deliveries/acknowledge (extensions.md 4): deliveries the ERP received leave the pending
- * list. A write on deliveries that is neither a batch upload nor a read: its own small domain.
+ * list. A write on deliveries that is neither a batch upload nor a read: its own small domain. The
+ * requeue (./rejections.ts) takes the same body of codes.
  */
 
 const CODE = deliveries.fields.code!;
@@ -84,14 +85,20 @@ export async function acknowledge(
   inTransaction = false,
 ): Promise<Acknowledgement> {
   const distinct = [...new Set(codes)];
-  const write = () => acknowledgeDeliveries(db, tenantId, distinct);
-  // A failed statement ends its transaction: only one on its own may be tried again here.
-  const notFound = await (inTransaction ? write() : withRetry(write));
+  const notFound = await retriedAlone(() => acknowledgeDeliveries(db, tenantId, distinct), inTransaction);
   return { acknowledged: distinct.length - notFound.length, notFound };
 }
 
-/** Tells the upkeep about an acknowledgement, once it committed. */
-export async function noteAcknowledged(db: Database, acknowledged: number): Promise<void> {
+/**
+ * Runs one statement of a delivery's state, retried on deadlock when it runs on its own; inside a
+ * keyed request's transaction a failed statement ends the transaction, whose own retry covers it.
+ */
+export function retriedAlone<T>(write: () => Promise<T>, inTransaction: boolean): Promise<T> {
+  return inTransaction ? write() : withRetry(write);
+}
+
+/** Tells the upkeep about changed deliveries (acknowledged, rejected, requeued), once they committed. */
+export async function noteDeliveriesChanged(db: Database, changed: number): Promise<void> {
   // An upper bound (codes acknowledged before count too): enough for the upkeep's threshold.
-  await db.wrote('deliveries', acknowledged);
+  await db.wrote('deliveries', changed);
 }

@@ -9,7 +9,6 @@ import {
   IdempotencyKeyReused,
   InvalidIdempotencyKey,
 } from '../idempotency/idempotency-errors.js';
-import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { type HttpProblem, problems } from './problems.js';
 import { BodyTooLarge } from './receive-body.js';
 
@@ -21,7 +20,7 @@ import { BodyTooLarge } from './receive-body.js';
  */
 export function problemOf(error: unknown): HttpProblem | undefined {
   if (error instanceof BatchArrayRefused) {
-    return error.rule === 'tooManyItems' ? problems.tooManyItems(MAX_BATCH_ITEMS) : problems[error.rule]();
+    return error.rule === 'tooManyItems' ? problems.tooManyItems(error.max) : problems[error.rule]();
   }
   if (error instanceof InvalidBatch) return problems.invalidItems(error.errors);
   if (error instanceof BodyTooLarge) return problems.bodyTooLarge(error.limit);

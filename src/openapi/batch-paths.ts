@@ -64,14 +64,14 @@ export const batchCreatedSchema: JsonSchema = {
 };
 
 /** The array rules and invalid JSON, shared by every array body (backoffice-api.md 7.1). */
-export function arrayRuleExamples() {
+export function arrayRuleExamples(max: number = MAX_BATCH_ITEMS) {
   return problemExamples({
     invalidJson: { summary: 'Body is not valid JSON', problem: problems.invalidJson() },
     notAnArray: { summary: 'Body is not an array', problem: problems.notAnArray() },
     emptyArray: { summary: 'Empty array', problem: problems.emptyArray() },
     tooManyItems: {
-      summary: `More than ${MAX_BATCH_ITEMS} items`,
-      problem: problems.tooManyItems(MAX_BATCH_ITEMS),
+      summary: `More than ${max} items`,
+      problem: problems.tooManyItems(max),
     },
   });
 }

@@ -2,7 +2,7 @@ import { listParamRules } from '../read/list-params.js';
 import { pageEnvelope } from '../read/page-envelope.js';
 import type { ListResource } from '../resources/list-resource.js';
 import { listResources } from '../resources/lists.js';
-import { acknowledgePath, acknowledgeSchemas } from './acknowledge-path.js';
+import { deliveryStatePaths, deliveryStateSchemas } from './delivery-state-paths.js';
 import { exampleObject, objectSchema } from './field-schemas.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { responseRef, schemaRef } from './json-schema.js';
@@ -22,9 +22,10 @@ function listedSchemas(): Record<string, JsonSchema> {
       direction: 'response' as const,
       childSchema: () => schemaRef(itemsSchema?.name ?? ''),
     };
-    schemas[openapi.schema.name] ??= objectSchema(source.fields, context, {
+    schemas[openapi.schema.name] ??= objectSchema(list.shown, context, {
       description: openapi.schema.description,
-      alwaysSet: Object.keys(source.insertDefaults ?? {}),
+      // A list's shown system columns are set on every row it lists (a rejection's date and reason).
+      alwaysSet: [...Object.keys(source.insertDefaults ?? {}), ...(list.shows ?? [])],
     });
     if (items && itemsSchema) {
       schemas[itemsSchema.name] ??= objectSchema(items.field.fields, context, {
@@ -65,7 +66,7 @@ export function readSchemas(): Record<string, JsonSchema> {
         next: { type: ['string', 'null'], format: 'uri' },
       },
     },
-    ...acknowledgeSchemas(),
+    ...deliveryStateSchemas(),
   };
 }
 
@@ -111,7 +112,7 @@ function listOperation(list: ListResource): OpenApiObject {
           content: {
             'application/json': {
               schema: pageSchema(list.openapi.schema.name),
-              example: { data: [exampleObject(list.source.fields, { requiredOnly: false })], ...envelope },
+              example: { data: [exampleObject(list.shown, { requiredOnly: false })], ...envelope },
             },
           },
         },
@@ -136,5 +137,5 @@ function listOperation(list: ListResource): OpenApiObject {
 export function readPaths(): Record<string, OpenApiObject> {
   const paths: Record<string, OpenApiObject> = {};
   for (const list of listResources) paths[list.path] = listOperation(list);
-  return { ...paths, ...acknowledgePath() };
+  return { ...paths, ...deliveryStatePaths() };
 }

@@ -36,6 +36,11 @@ export interface BatchResourceDefinition {
   readonly insertDefaults?: Readonly<Record<string, 'now'>>;
   /** Where the rows of an items field go: their table, and the column that names the parent. */
   readonly children?: { readonly table: string; readonly parentColumn: string };
+  /**
+   * Columns the system sets and no batch sends (a delivery's acknowledgement and rejection): lists
+   * and the change feed show them after the fields.
+   */
+  readonly systemColumns?: Readonly<Record<string, Field>>;
 }
 
 export interface BatchResource extends BatchResourceDefinition {

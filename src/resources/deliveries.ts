@@ -6,6 +6,8 @@ const quantity = (description: string, required = false) =>
   decimal({ precision: 18, scale: 2, required, description });
 const percent = (description: string, required = false) =>
   decimal({ precision: 5, scale: 2, min: 0, max: 100, required, description });
+/** Longest reason a rejection may give (extensions.md 13), in characters. */
+export const MAX_REJECTION_REASON = 500;
 /** Most item lines a delivery may carry (docs/decisions.md). */
 export const MAX_DELIVERY_ITEMS = 1000;
 
@@ -110,4 +112,18 @@ export const deliveries = batchResource({
   },
   insertDefaults: { created_at: 'now' },
   children: { table: 'delivery_items', parentColumn: 'delivery_code' },
+  // Set by POST /v1/deliveries/acknowledge, reject and requeue (extensions.md 4 and 13).
+  systemColumns: {
+    acknowledged_at: dateTime({
+      description: 'when the delivery was acknowledged (POST /v1/deliveries/acknowledge); null while pending',
+    }),
+    rejected_at: dateTime({
+      description:
+        'when the ERP last rejected the delivery (POST /v1/deliveries/reject); null unless it is rejected now',
+    }),
+    rejection_reason: text({
+      max: MAX_REJECTION_REASON,
+      description: "the ERP's reason for the rejection, as given; null unless the delivery is rejected now",
+    }),
+  },
 });

@@ -8,7 +8,8 @@ import { listResources } from './lists.js';
  * One resource of the change feed (GET /v1/changes, extensions.md 10), derived from its batch
  * declaration and, when it has one, its list: nothing here is written per resource.
  * - A resource with a list (customers, deliveries) is shown as its list shows it, items included,
- *   plus the column that keeps rows out of the list (acknowledged_at: an acknowledgement is a change).
+ *   plus the system columns that keep rows out of the list or say why (a delivery's acknowledged_at,
+ *   rejected_at and rejection_reason: an acknowledgement, a rejection, a requeue are changes).
  * - Master data is shown with its batch fields plus created_at and updated_at.
  */
 export interface FeedResource {
@@ -17,7 +18,7 @@ export interface FeedResource {
   readonly source: BatchResource;
   /** The list whose objects the feed shows, if the resource has one. */
   readonly list: ListResource | undefined;
-  /** DateTime columns shown after the fields (system columns, never sent in a batch). */
+  /** Columns shown after the fields (system columns, never sent in a batch). */
   readonly extra: Readonly<Record<string, Field>>;
   /** Of the extra columns, those never null (set on insert): for the OpenAPI schema. */
   readonly alwaysSet: readonly string[];
@@ -27,9 +28,6 @@ export interface FeedResource {
 
 const created = dateTime({ description: 'when the record was created (UTC)' });
 const updated = dateTime({ description: 'when the record was last updated (UTC); null if never' });
-const acknowledged = dateTime({
-  description: 'when the delivery was acknowledged (POST /v1/deliveries/acknowledge); null while pending',
-});
 
 /** products -> Product, payment-methods -> PaymentMethod, deliveries -> Delivery. */
 function singularTitle(name: string): string {
@@ -45,12 +43,8 @@ export function feedResource(source: BatchResource, lists: readonly ListResource
   let extra: Record<string, Field>;
   let alwaysSet: string[];
   if (list) {
-    const hidden = list.only?.unset;
-    if (hidden !== undefined && hidden !== 'acknowledged_at') {
-      // The one such column today; another needs its own description here.
-      throw new Error(`feed ${source.name}: no description for ${hidden}`);
-    }
-    extra = hidden ? { [hidden]: acknowledged } : {};
+    // The columns that keep rows out of a list or say why (acknowledged, rejected): each is a change.
+    extra = { ...source.systemColumns };
     alwaysSet = [];
   } else {
     // A field table may declare its own dates (customers do); the feed adds only those it lacks.

@@ -14,6 +14,8 @@ export interface ListSourceTable {
   readonly insertDefaults?: Readonly<Record<string, 'now'>>;
   /** Where the rows of its items field are kept, listed inside each row. */
   readonly children?: { readonly table: string; readonly parentColumn: string };
+  /** Columns the system sets (BatchResourceDefinition.systemColumns): what `only` and `shows` name. */
+  readonly systemColumns?: Readonly<Record<string, Field>>;
 }
 
 /**
@@ -40,15 +42,20 @@ export interface ListResourceDefinition {
   readonly path: string;
   readonly source: ListSourceTable;
   /**
-   * The rows listed are those whose `unset` column is null (a column the system sets, not a field:
-   * pending deliveries are those not acknowledged). Absent: every row of the tenant.
+   * The rows listed are those whose `unset` system columns are all null and whose `set` ones are not
+   * (pending deliveries: neither acknowledged nor rejected). Absent: every row of the tenant.
    */
-  readonly only?: { readonly unset: string };
+  readonly only?: { readonly unset: readonly string[]; readonly set?: readonly string[] };
+  /**
+   * System columns each listed object shows after the fields, set on every row the list has (a
+   * rejected delivery's date and reason).
+   */
+  readonly shows?: readonly string[];
   /** Query parameter -> filter, in the order the parameters are documented and applied. */
   readonly filters: Readonly<Record<string, ListFilterDefinition>>;
   /**
-   * The one sort: `sort=<field>` ascending, `sort=-<field>` descending, the source's key breaking
-   * ties in the same direction. nullsAs 'oldest': a row without the date sorts as older than any
+   * The one sort: `sort=<field>` ascending, `sort=-<field>` descending (a DateTime field, or a shown
+   * system column), the source's key breaking ties in the same direction. nullsAs 'oldest': a row without the date sorts as older than any
    * (first ascending, last descending); absent, the field is never null (set on insert).
    */
   readonly sort: {
@@ -84,6 +91,8 @@ export interface ListResource extends Omit<ListResourceDefinition, 'filters'> {
   readonly key: string;
   /** The items field listed inside each row, if the source has one. */
   readonly items: { readonly name: string; readonly field: ItemsField } | undefined;
+  /** What each listed object shows: the source's fields, then the system columns of `shows`. */
+  readonly shown: Readonly<Record<string, Field>>;
 }
 
 /** Column names go into statements as written: only plain lower-case identifiers are accepted. */
@@ -116,13 +125,22 @@ export function listResource(definition: ListResourceDefinition): ListResource {
       filters[param] = filter;
     }
   }
-  if (!(fieldOf(definition.sort.field) instanceof DateTimeField)) fail('the sort needs a DateTime field');
+  const system = source.systemColumns ?? {};
+  const systemColumn = (name: string): Field =>
+    system[name] ?? fail(`${name} is not a system column of ${source.name}`);
+  const only = [...(definition.only?.unset ?? []), ...(definition.only?.set ?? [])];
+  for (const name of only) systemColumn(name);
+  // Listed as the change feed lists them: the fields (items included), then the system columns.
+  const shown: Record<string, Field> = { ...source.fields };
+  for (const name of definition.shows ?? []) shown[name] = systemColumn(name);
+  const sortField = shown[definition.sort.field] ?? fail(`${definition.sort.field} is not shown by the list`);
+  if (!(sortField instanceof DateTimeField)) fail('the sort needs a DateTime field');
   const itemsEntry = Object.entries(source.fields).find(([, field]) => field instanceof ItemsField);
   if ((itemsEntry === undefined) !== (source.children === undefined)) {
     fail('an items field and a children table go together');
   }
   const names = [key, definition.sort.field, source.table, definition.counter];
-  if (definition.only) names.push(definition.only.unset);
+  names.push(...only, ...(definition.shows ?? []));
   if (itemsEntry && source.children) {
     names.push(
       itemsEntry[0],
@@ -138,5 +156,6 @@ export function listResource(definition: ListResourceDefinition): ListResource {
     filters,
     key,
     items: itemsEntry && { name: itemsEntry[0], field: itemsEntry[1] as ItemsField },
+    shown,
   };
 }

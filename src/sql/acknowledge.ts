@@ -3,8 +3,8 @@ import { NOW_UTC } from '../fields/date-time.js';
 import { FEED_MOVE } from './changes.js';
 
 /**
- * Acknowledges the tenant's given deliveries that are still pending and answers the given codes the
- * tenant has no delivery of. The pending rows are locked in code order ("C" collation, FOR UPDATE
+ * Acknowledges the tenant's given deliveries that are still pending or rejected (clearing the
+ * rejection: extensions.md 13) and answers the given codes the tenant has no delivery of. The pending rows are locked in code order ("C" collation, FOR UPDATE
  * under the ORDER BY) before they are updated, so two calls with overlapping codes wait for each
  * other instead of deadlocking. The UPDATE runs although the final SELECT does not read it: a
  * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date (and
@@ -19,7 +19,7 @@ const ACKNOWLEDGE_SQL = `WITH given AS (
   ORDER BY d.code COLLATE "C"
   FOR UPDATE OF d
 ), acknowledged AS (
-  UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, ${FEED_MOVE}
+  UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, rejected_at = NULL, rejection_reason = NULL, ${FEED_MOVE}
   FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
   RETURNING d.code
 )

@@ -30,6 +30,9 @@ export function listPageStatement(list: ListResource): ListPageStatement {
             WHERE ${ai}.tenant_id = ${a}.tenant_id AND ${ai}.${source.children.parentColumn} = ${a}.${list.key}) it
     ), '[]'::json) AS ${items.name}`;
   }
+  // The system columns a list shows come last, after the items, as in the change feed.
+  const shown = Object.fromEntries((list.shows ?? []).map((name) => [name, list.shown[name]!]));
+  if (list.shows?.length) columns += `, ${selectList(shown, a)}`;
   return { list, alias: a, columns };
 }
 
@@ -89,7 +92,8 @@ export function listPageSql(
   const params = new Params();
   const tenant = params.add(request.tenantId);
   const where = [`${a}.tenant_id = ${tenant}`];
-  if (list.only) where.push(`${a}.${list.only.unset} IS NULL`);
+  for (const column of list.only?.unset ?? []) where.push(`${a}.${column} IS NULL`);
+  for (const column of list.only?.set ?? []) where.push(`${a}.${column} IS NOT NULL`);
   for (const [name, filter] of Object.entries(list.filters)) {
     const value = request.filters[name];
     if (value === undefined) continue;

@@ -3,6 +3,7 @@ import { BatchArrayRefused, ValidationCrash } from '../batch/batch-errors.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { CheckedBatch } from '../batch/checked-batch.js';
 import type { AcknowledgeCheck } from '../deliveries/acknowledge.js';
+import type { RejectCheck } from '../deliveries/rejections.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import type { BatchTask, BatchTaskResult } from './batch-worker.js';
 
@@ -104,13 +105,23 @@ export async function checkBody(
 }
 
 /**
- * A large acknowledgement body, parsed and checked in a worker (checkAcknowledgeBytes there): a 2 MiB
- * key flood held the event loop 300 ms inline. Only the codes come back.
+ * A large acknowledgement (or requeue) body, parsed and checked in a worker (checkAcknowledgeBytes
+ * there): a 2 MiB key flood held the event loop 300 ms inline. Only the codes come back.
  */
-export async function checkAcknowledgeBody(body: Buffer): Promise<AcknowledgeCheck> {
+export function checkAcknowledgeBody(body: Buffer): Promise<AcknowledgeCheck> {
+  return runOnBody(body, 'checkAcknowledgeBody');
+}
+
+/** A large rejection body, parsed and checked in a worker (checkRejectBytes there). */
+export function checkRejectBody(body: Buffer): Promise<RejectCheck> {
+  return runOnBody(body, 'checkRejectBody');
+}
+
+/** A worker function of a body's bytes, its failure a ValidationCrash (a bug, not the client's). */
+async function runOnBody<T>(body: Buffer, name: string): Promise<T> {
   const { bytes, transfer } = taskBody(body);
   try {
-    return await workerPool().run({ body: bytes }, { name: 'checkAcknowledgeBody', transferList: transfer });
+    return await workerPool().run({ body: bytes }, { name, transferList: transfer });
   } catch (error) {
     throw new ValidationCrash(error);
   }

@@ -11,6 +11,7 @@ import { NO_OPTIONS } from '../batch/batch-options.js';
 import { type CheckedBatch, checkBatch } from '../batch/checked-batch.js';
 import type { PreparedWrite } from '../batch/prepared-write.js';
 import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
+import { checkRejectBytes, type RejectCheck } from '../deliveries/rejections.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
 
@@ -68,4 +69,9 @@ export default async function checkBatchBody(task: BatchTask): Promise<BatchTask
 /** A large acknowledgement body (POST /v1/deliveries/acknowledge): parse and check; the codes back. */
 export function checkAcknowledgeBody(task: { body: Uint8Array }): AcknowledgeCheck {
   return checkAcknowledgeBytes(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
+}
+
+/** A large rejection body (POST /v1/deliveries/reject): parse and check; the codes and reasons back. */
+export function checkRejectBody(task: { body: Uint8Array }): RejectCheck {
+  return checkRejectBytes(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
 }

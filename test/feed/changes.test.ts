@@ -158,8 +158,10 @@ for (const backend of backends()) {
       );
       for (const record of first.records) {
         assertDocumentedShape('deliveries', record);
-        const { acknowledged_at, ...listedShape } = record;
+        const { acknowledged_at, rejected_at, rejection_reason, ...listedShape } = record;
         assert.equal(acknowledged_at, null);
+        assert.equal(rejected_at, null);
+        assert.equal(rejection_reason, null);
         assert.deepEqual(
           listedShape,
           pending.find((d: any) => d.code === record.code),

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { validateItems } from '../../src/batch/validate-items.js';
 import { ACKNOWLEDGE_BODY_LIMIT } from '../../src/deliveries/acknowledge.js';
+import { REJECT_BODY_LIMIT } from '../../src/deliveries/rejections.js';
 import {
   type ChoiceField,
   type DecimalField,
@@ -525,6 +526,8 @@ for (const backend of backends()) {
       const limits: [string, number][] = [
         ...batchResources.map((resource): [string, number] => [resource.path, resource.bodyLimit]),
         ['/v1/deliveries/acknowledge', ACKNOWLEDGE_BODY_LIMIT],
+        ['/v1/deliveries/reject', REJECT_BODY_LIMIT],
+        ['/v1/deliveries/requeue', ACKNOWLEDGE_BODY_LIMIT],
       ];
       for (const [path, limit] of limits) {
         assert.equal(doc.paths[path].post['x-body-limit'], limit);
@@ -604,10 +607,30 @@ for (const backend of backends()) {
         notACode.body.errors[0].errors[0].message,
         'Item must be a delivery code: a string of 1 to 30 characters',
       );
-      const documented =
-        doc.paths['/v1/deliveries/acknowledge'].post.responses['400'].content['application/json'].examples
-          .notACode;
-      assert.deepEqual(documented.value, notACode.body);
+      const documented = (path: string) =>
+        doc.paths[path].post.responses['400'].content['application/json'].examples.invalidElement.value;
+      assert.deepEqual(documented('/v1/deliveries/acknowledge'), notACode.body);
+
+      // Rejections (extensions.md 13): the answers, the rejected list's records, the documented 400.
+      const rejected = await tenant.post('/v1/deliveries/reject', [
+        { code: 'D2', reason: 'unknown customer' },
+        { code: 'NOPE', reason: 'no such delivery' },
+      ]);
+      assert.equal(rejected.status, 200);
+      assertDocumented('post', '/v1/deliveries/reject', rejected);
+      const rejectedList = await tenant.get('/v1/deliveries/rejected');
+      assert.equal(rejectedList.body.data.length, 1);
+      assertDocumented('get', '/v1/deliveries/rejected', rejectedList);
+      assert.deepEqual(
+        Object.keys(rejectedList.body.data[0]),
+        Object.keys(doc.components.schemas.RejectedDelivery.properties),
+      );
+      const noReason = await tenant.post('/v1/deliveries/reject', [{ code: 'DEL-0001', reason: '' }]);
+      assertDocumented('post', '/v1/deliveries/reject', noReason);
+      assert.deepEqual(documented('/v1/deliveries/reject'), noReason.body);
+      const requeued = await tenant.post('/v1/deliveries/requeue', ['D2', 'NOPE']);
+      assert.equal(requeued.status, 200);
+      assertDocumented('post', '/v1/deliveries/requeue', requeued);
     });
 
     test('POST /token, /health and /ready answers match the document', async () => {

@@ -88,7 +88,7 @@ describe('the page statement of a declared list', () => {
     });
     assert.match(
       sql,
-      /WHERE d\.tenant_id = \$1 AND d\.acknowledged_at IS NULL AND d\.client_id = \$2 AND d\.reported_at >= \$3::timestamp\n/,
+      /WHERE d\.tenant_id = \$1 AND d\.acknowledged_at IS NULL AND d\.rejected_at IS NULL AND d\.client_id = \$2 AND d\.reported_at >= \$3::timestamp\n/,
     );
     assert.match(sql, /ORDER BY d\.reported_at ASC NULLS FIRST, d\.code ASC\n/);
     assert.match(sql, /SELECT json_agg\(it ORDER BY it\.item_number\)/);
