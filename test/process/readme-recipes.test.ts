@@ -110,3 +110,55 @@ test("the README's change feed and retry recipes run as written", async () => {
   assert.equal(anotherKey.created, 0, 'another key runs the batch again: nothing new to create');
   assert.equal(anotherKey.items[0].outcome, 'ignored');
 });
+
+test("the README's ERP delivery loop runs as written: reject with a reason, requeue, acknowledge", async () => {
+  const server = await startFirstServe({ LOG_LEVEL: 'warn' });
+  after(() => server.stop());
+  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-loop-'));
+  after(() => rmSync(cwd, { recursive: true, force: true }));
+  const prelude = [
+    `BASE='${server.printed('base URL')}'`,
+    `KEY='${server.printed('subscription key')}'`,
+    `CLIENT_ID='${server.printed('client id')}'`,
+    `CLIENT_SECRET='${server.printed('client secret')}'`,
+    authLines(),
+  ].join('\n');
+  const get = async (path: string) =>
+    JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE${path}"`, cwd));
+  const before = (await get('/v1/deliveries/pending?limit=500')).data.map((d: { code: string }) => d.code);
+  assert.ok(
+    before.includes('ENT-1002') && before.length > 1,
+    'the demo tenant has ENT-1002 and others pending',
+  );
+
+  // The block's output: each curl's answer, in order (the bodies are on one line each or run together).
+  const output = await bash(`${prelude}\n${readmeBlock("The ERP's delivery loop")}`, cwd);
+  const answers = output
+    .replace(/}\s*{"statusCode"/g, '}\n{"statusCode"')
+    .replace(/}\s*{"data"/g, '}\n{"data"')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const [acknowledged, rejected, listed, requeued, again] = answers;
+  assert.deepEqual(acknowledged, {
+    statusCode: 200,
+    message: 'Deliveries acknowledged',
+    acknowledged: before.length - 1,
+    notFound: [],
+  });
+  assert.deepEqual(rejected, { statusCode: 200, message: 'Deliveries rejected', rejected: 1, notFound: [] });
+  assert.deepEqual(
+    listed.data.map((d: { code: string; rejection_reason: string }) => [d.code, d.rejection_reason]),
+    [['ENT-1002', 'Customer of ENT-1002 unknown to the ERP']],
+  );
+  assert.deepEqual(requeued, { statusCode: 200, message: 'Deliveries requeued', requeued: 1, notFound: [] });
+  assert.deepEqual(again, {
+    statusCode: 200,
+    message: 'Deliveries acknowledged',
+    acknowledged: 1,
+    notFound: [],
+  });
+  assert.equal(answers.length, 5);
+  assert.deepEqual((await get('/v1/deliveries/pending')).data, []);
+  assert.deepEqual((await get('/v1/deliveries/rejected')).data, []);
+});
