@@ -48,13 +48,21 @@ export type AcknowledgeCheck =
  * (src/workers/batch-worker-pool.ts) with the same answer as inline.
  */
 export function checkAcknowledgeBytes(bytes: Buffer): AcknowledgeCheck {
+  return checkJsonBytes(bytes, checkAcknowledgeValue);
+}
+
+/** Bytes parsed as JSON, then checked by `check`; bytes that are no JSON break the first array rule. */
+export function checkJsonBytes<C>(
+  bytes: Buffer,
+  check: (body: unknown) => C,
+): C | { kind: 'array'; rule: 'invalidJson' } {
   let body: unknown;
   try {
     body = parseJsonBytes(bytes);
   } catch {
     return { kind: 'array', rule: 'invalidJson' };
   }
-  return checkAcknowledgeValue(body);
+  return check(body);
 }
 
 /** A parsed acknowledgement body checked (checkAcknowledgeBytes after the parse). */
@@ -76,7 +84,7 @@ export interface Acknowledgement {
 /**
  * Acknowledges the tenant's deliveries of these codes (each a valid code: notDeliveryCodes found
  * none), on its own (one statement, retried on deadlock) or inside a keyed request's transaction
- * (whose retry covers it). Tell the upkeep afterwards (noteAcknowledged).
+ * (whose retry covers it). Tell the upkeep afterwards (noteDeliveriesChanged).
  */
 export async function acknowledge(
   db: Queryable,

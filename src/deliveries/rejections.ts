@@ -3,11 +3,10 @@ import { arrayRuleBrokenBy } from '../batch/checked-batch.js';
 import { validateItems } from '../batch/validate-items.js';
 import type { Queryable } from '../db/database.js';
 import { text } from '../fields/field.js';
-import { parseJsonBytes } from '../fields/json-text.js';
 import { MAX_BODY_LIMIT } from '../resources/batch-resource.js';
 import { deliveries, MAX_REJECTION_REASON } from '../resources/deliveries.js';
 import { rejectDeliveries, requeueDeliveries } from '../sql/rejections.js';
-import { retriedAlone } from './acknowledge.js';
+import { checkJsonBytes, retriedAlone } from './acknowledge.js';
 
 /*
  * Deliveries the ERP cannot take (extensions.md 13): rejected with a reason, they leave the pending
@@ -56,13 +55,7 @@ export type RejectCheck =
  * worker thread (src/workers/batch-worker-pool.ts) with the same answer as inline.
  */
 export function checkRejectBytes(bytes: Buffer): RejectCheck {
-  let body: unknown;
-  try {
-    body = parseJsonBytes(bytes);
-  } catch {
-    return { kind: 'array', rule: 'invalidJson' };
-  }
-  return checkRejectValue(body);
+  return checkJsonBytes(bytes, checkRejectValue);
 }
 
 /** A parsed rejection body checked: the array rules (1 to 1,000), then every element's fields. */

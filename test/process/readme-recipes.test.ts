@@ -25,13 +25,11 @@ async function bash(script: string, cwd: string): Promise<string> {
   return (await runBash(script, cwd)).stdout;
 }
 
-interface FeedPage {
-  data: { code: string }[];
-  next: string;
-  hasMore: boolean;
-}
-
-test("the README's change feed and retry recipes run as written", async () => {
+/**
+ * A freshly started server (closed after the test), a scratch folder, and the shell lines that set
+ * what the first session sets: BASE, the printed credentials, TOKEN and AUTH.
+ */
+async function servedShell(): Promise<{ cwd: string; prelude: string }> {
   const server = await startFirstServe({ LOG_LEVEL: 'warn' });
   after(() => server.stop());
   const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-recipes-'));
@@ -43,6 +41,17 @@ test("the README's change feed and retry recipes run as written", async () => {
     `CLIENT_SECRET='${server.printed('client secret')}'`,
     authLines(),
   ].join('\n');
+  return { cwd, prelude };
+}
+
+interface FeedPage {
+  data: { code: string }[];
+  next: string;
+  hasMore: boolean;
+}
+
+test("the README's change feed and retry recipes run as written", async () => {
+  const { cwd, prelude } = await servedShell();
   const post = (path: string, body: unknown) =>
     `curl -sf -o /dev/null "\${AUTH[@]}" -H 'Content-Type: application/json' "$BASE${path}" -d '${JSON.stringify(body)}'`;
   const pages = () =>
@@ -112,17 +121,7 @@ test("the README's change feed and retry recipes run as written", async () => {
 });
 
 test("the README's ERP delivery loop runs as written: reject with a reason, requeue, acknowledge", async () => {
-  const server = await startFirstServe({ LOG_LEVEL: 'warn' });
-  after(() => server.stop());
-  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-loop-'));
-  after(() => rmSync(cwd, { recursive: true, force: true }));
-  const prelude = [
-    `BASE='${server.printed('base URL')}'`,
-    `KEY='${server.printed('subscription key')}'`,
-    `CLIENT_ID='${server.printed('client id')}'`,
-    `CLIENT_SECRET='${server.printed('client secret')}'`,
-    authLines(),
-  ].join('\n');
+  const { cwd, prelude } = await servedShell();
   const get = async (path: string) =>
     JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE${path}"`, cwd));
   const before = (await get('/v1/deliveries/pending?limit=500')).data.map((d: { code: string }) => d.code);
