@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ownedTenantApp, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { keyFlood } from '../helpers/key-flood.js';
 
@@ -28,7 +31,7 @@ interface Timed {
 }
 
 /** Posts the body while a timer watches the event loop; /health must answer right after. */
-async function timedPost(tenant: TenantApp, payload: string): Promise<Timed> {
+async function timedPost(tenant: TenantClient<NewTenant, InjectTransport>, payload: string): Promise<Timed> {
   let last = performance.now();
   let stallMs = 0;
   const tick = () => {
@@ -38,7 +41,7 @@ async function timedPost(tenant: TenantApp, payload: string): Promise<Timed> {
   };
   const ticker = setInterval(tick, 1);
   const started = performance.now();
-  const response = await tenant.app.inject({
+  const response = await tenant.transport.app.inject({
     method: 'POST',
     url: PRODUCTS,
     headers: { ...tenant.headers, 'content-type': 'application/json' },
@@ -47,7 +50,7 @@ async function timedPost(tenant: TenantApp, payload: string): Promise<Timed> {
   tick();
   clearInterval(ticker);
   const ms = performance.now() - started;
-  assert.equal((await tenant.app.inject({ url: '/health' })).statusCode, 200);
+  assert.equal((await tenant.transport.app.inject({ url: '/health' })).statusCode, 200);
   return { status: response.statusCode, text: response.body, ms, stallMs };
 }
 
@@ -59,11 +62,11 @@ const show = (what: string, bodyBytes: number, t: Timed) =>
 
 for (const backend of backends()) {
   describe(`error amplification on ${backend.name}`, () => {
-    let tenant: TenantApp;
+    let tenant: TenantClient<NewTenant, InjectTransport>;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
     });
-    after(() => tenant?.close());
+    after(() => tenant?.transport.app.close());
 
     test('one item with 4 MiB of unknown keys: 100 problems and the cut, a small answer, /health served', async () => {
       const { text, keys } = keyFlood(4 * ONE_MIB, 'AMP');

@@ -391,7 +391,7 @@ for (const backend of backends()) {
     });
 
     test('GET /openapi.json and /docs need no credentials and serve the document and the page', async () => {
-      const { app } = await appForNewTenant(await backend.db());
+      const { app } = (await appForNewTenant(await backend.db())).transport;
       const json = await app.inject({ method: 'GET', url: '/openapi.json' });
       assert.equal(json.statusCode, 200);
       assert.match(String(json.headers['content-type']), /^application\/json/);
@@ -435,7 +435,7 @@ for (const backend of backends()) {
       assert.equal(deliveries.status, 400);
       assertDocumented('post', '/api/deliveries/batch-create', deliveries);
 
-      const anonymous = await tenant.app.inject({
+      const anonymous = await tenant.transport.app.inject({
         method: 'POST',
         url: '/api/users/batch-create',
         payload: [],
@@ -492,7 +492,7 @@ for (const backend of backends()) {
           const busyKey = randomUUID();
           await other.query('BEGIN');
           await other.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
-            tenant.tenantId,
+            tenant.tenant.tenantId,
             busyKey,
           ]);
           const busy = await tenant.post(STOCKS, body, { 'idempotency-key': busyKey });
@@ -611,7 +611,7 @@ for (const backend of backends()) {
     });
 
     test('POST /token, /health and /ready answers match the document', async () => {
-      const { app } = await appForNewTenant(await backend.db());
+      const { app } = (await appForNewTenant(await backend.db())).transport;
       const wrongGrant = await app.inject({
         method: 'POST',
         url: '/token',
@@ -635,7 +635,7 @@ for (const backend of backends()) {
 
     test('a token from POST /token (JSON body) matches the document', async () => {
       const db = await backend.db();
-      const { app } = await appForNewTenant(db);
+      const { app } = (await appForNewTenant(db)).transport;
       const client = await createTenant(db, `openapi-${randomUUID()}`);
       const token = await app.inject({
         method: 'POST',

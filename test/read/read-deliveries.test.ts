@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, DELIVERY_FIELDS, delivery, ITEM_FIELDS, item } from '../helpers/read-data.js';
 
-async function load(tenant: TenantApp, items: unknown[]) {
+async function load(tenant: TenantClient, items: unknown[]) {
   const response = await tenant.post('/api/deliveries/batch-create', items);
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body;
@@ -198,7 +199,7 @@ for (const backend of backends()) {
       assert.deepEqual([second.created, second.updated, second.ignored], [1, 0, 1]);
       const [count] = await db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM delivery_items WHERE tenant_id = $1 AND delivery_code = 'E1'",
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(count!.n, 1, 'the existing delivery keeps its items');
 
@@ -227,7 +228,7 @@ for (const backend of backends()) {
       ]);
       const [deliveries] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM deliveries WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(deliveries!.n, 2, 'the invalid batch wrote nothing');
     });
