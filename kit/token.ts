@@ -1,4 +1,4 @@
-import { type Answer, httpTransport, injectTransport, type Transport } from './transport.js';
+import type { Answer, Transport } from './transport.js';
 
 /**
  * A tenant's credentials as an integrator uses them: an access token from POST /token (client
@@ -83,36 +83,4 @@ export function accessToken(
       body: tokenForm(client),
     }),
   );
-}
-
-/*
- * The helpers below predate the transports and stay only until their callers move to accessToken
- * and kit/tenant-client.ts (this branch's next commits); then they go.
- */
-
-/** An app (buildApp) to send the token request to through inject. */
-export type Injector = import('fastify').FastifyInstance;
-
-export function injectedToken(app: Injector, client: ApiClient, options: TokenOptions = {}): Promise<string> {
-  return accessToken(injectTransport(app), client, options);
-}
-
-export function fetchedToken(
-  baseUrl: string,
-  client: ApiClient,
-  options: TokenOptions = {},
-): Promise<string> {
-  return accessToken(httpTransport(baseUrl), client, options);
-}
-
-export async function injectedHeaders(app: Injector, tenant: ApiTenant): Promise<TenantHeaders> {
-  return tenantHeaders(tenant.subscriptionKey, await injectedToken(app, tenant));
-}
-
-export async function fetchedHeaders(
-  baseUrl: string,
-  tenant: ApiTenant,
-  options: TokenOptions = {},
-): Promise<TenantHeaders> {
-  return tenantHeaders(tenant.subscriptionKey, await fetchedToken(baseUrl, tenant, options));
 }
