@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { ChoiceField, DecimalField, TextField } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { batchResources } from '../../src/resources/index.js';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { BATCH_ENDPOINTS, type BatchEndpoint, batchEndpoint } from '../helpers/batch-items.js';
@@ -93,7 +94,7 @@ for (const backend of backends()) {
           : bodies.slice(1, 4).concat(bodies.slice(-2))) {
           const response = await tenant.post(endpoint.path, body);
           assert.deepEqual(
-            response,
+            statusAndBody(response),
             { status: 400, body: INVALID_JSON },
             `${endpoint.name}: ${JSON.stringify(body)}`,
           );
@@ -115,12 +116,16 @@ for (const backend of backends()) {
           'true',
         ]) {
           const response = await tenant.post(endpoint.path, body);
-          assert.deepEqual(response, { status: 400, body: NOT_AN_ARRAY }, `${endpoint.name}: ${body}`);
+          assert.deepEqual(
+            statusAndBody(response),
+            { status: 400, body: NOT_AN_ARRAY },
+            `${endpoint.name}: ${body}`,
+          );
         }
         for (const body of ['[]', ' [ ] ', '[\n]']) {
           const response = await tenant.post(endpoint.path, body);
           assert.deepEqual(
-            response,
+            statusAndBody(response),
             { status: 400, body: EMPTY },
             `${endpoint.name}: ${JSON.stringify(body)}`,
           );
@@ -133,9 +138,12 @@ for (const backend of backends()) {
       const tenant = await appForNewTenant(db);
       for (const endpoint of BATCH_ENDPOINTS) {
         const tooMany = await tenant.post(endpoint.path, `[${'{},'.repeat(10_000)}{}]`);
-        assert.deepEqual(tooMany, { status: 400, body: TOO_MANY }, endpoint.name);
+        assert.deepEqual(statusAndBody(tooMany), { status: 400, body: TOO_MANY }, endpoint.name);
         const validButTooMany = Array.from({ length: 10_001 }, (_, n) => endpoint.valid(n));
-        assert.deepEqual(await tenant.post(endpoint.path, validButTooMany), { status: 400, body: TOO_MANY });
+        assert.deepEqual(statusAndBody(await tenant.post(endpoint.path, validButTooMany)), {
+          status: 400,
+          body: TOO_MANY,
+        });
       }
       const endpoint = batchEndpoint('payment-methods');
       const full = await tenant.post(endpoint.path, `[${'{},'.repeat(9_999)}{}]`);
@@ -336,7 +344,7 @@ for (const backend of backends()) {
         stocks.path,
         '[{"product_code":"P1","location":"A","quantity":1e-400},{"product_code":"P1","location":"B","quantity":-1e-400}]',
       );
-      assert.deepEqual(response, {
+      assert.deepEqual(statusAndBody(response), {
         status: 400,
         body: {
           statusCode: 400,

@@ -22,6 +22,7 @@ import { inputSchemaName } from '../../src/openapi/batch-paths.js';
 import { buildOpenApiDocument, openApiJson } from '../../src/openapi/document.js';
 import { batchResources } from '../../src/resources/index.js';
 import { createTenant } from '../../src/tenants/tenants.js';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, customer, delivery, item } from '../helpers/read-data.js';
@@ -477,7 +478,7 @@ for (const backend of backends()) {
       );
       documented(skipped);
       const replay = await tenant.post(`${STOCKS}?outcomes=true&on_invalid=skip`, body, key);
-      assert.deepEqual(replay, skipped);
+      assert.deepEqual(statusAndBody(replay), statusAndBody(skipped));
       const reused = await tenant.post(STOCKS, body.slice(0, 1), key);
       assert.equal(reused.status, 422);
       documented(reused);

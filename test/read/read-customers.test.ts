@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { TenantClient } from '../../kit/tenant-client.js';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, CUSTOMER_FIELDS, customer } from '../helpers/read-data.js';
@@ -186,7 +187,7 @@ for (const backend of backends()) {
       for (const [query, field, message] of cases) {
         const response = await tenant.get(`/v1/customers?${query}`);
         assert.deepEqual(
-          response,
+          statusAndBody(response),
           { status: 400, body: { statusCode: 400, errors: [{ field, message }] } },
           query,
         );

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { TenantClient } from '../../kit/tenant-client.js';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, DELIVERY_FIELDS, delivery, ITEM_FIELDS, item } from '../helpers/read-data.js';
@@ -125,7 +126,7 @@ for (const backend of backends()) {
       for (const [query, field, message] of cases) {
         const response = await tenant.get(`/v1/deliveries/pending?${query}`);
         assert.deepEqual(
-          response,
+          statusAndBody(response),
           { status: 400, body: { statusCode: 400, errors: [{ field, message }] } },
           query,
         );
@@ -140,7 +141,7 @@ for (const backend of backends()) {
       await load(tenant, [delivery('K1'), delivery('K2'), delivery('K3')]);
       await load(other, [delivery('K1'), delivery('THEIRS')]);
       const ack = await tenant.post('/v1/deliveries/acknowledge', ['K1', 'K3', 'NOPE', 'THEIRS', 'K1']);
-      assert.deepEqual(ack, {
+      assert.deepEqual(statusAndBody(ack), {
         status: 200,
         body: {
           statusCode: 200,
