@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { Answer, Transport } from './transport.js';
 
 /**
  * A tenant's credentials as an integrator uses them: an access token from POST /token (client
@@ -34,9 +34,6 @@ export function tenantHeaders(subscriptionKey: string, accessToken: string): Ten
   return { 'subscription-key': subscriptionKey, authorization: `Bearer ${accessToken}` };
 }
 
-/** An app (buildApp) to send the token request to through inject. */
-export type Injector = Pick<FastifyInstance, 'inject'>;
-
 export interface TokenOptions {
   /** Send the tenant's Subscription-Key with the token request too (optional for /token). */
   subscriptionKey?: string;
@@ -49,14 +46,11 @@ function tokenRequestHeaders(options: TokenOptions): Record<string, string> {
   };
 }
 
-function accessTokenOf(status: number, text: string): string {
-  let token: unknown;
-  try {
-    token = (JSON.parse(text) as { access_token?: unknown }).access_token;
-  } catch {
-    // not JSON: refused below
+function accessTokenOf(answer: Answer): string {
+  const token = (answer.body as { access_token?: unknown } | undefined)?.access_token;
+  if (answer.status !== 200 || typeof token !== 'string') {
+    throw new Error(`POST /token: ${answer.status} ${answer.text}`);
   }
-  if (status !== 200 || typeof token !== 'string') throw new Error(`POST /token: ${status} ${text}`);
   return token;
 }
 
@@ -67,57 +61,26 @@ const TOKEN_ATTEMPTS = 5;
  * which concurrent sign-ins from one address in one process, as tests make, can hit), as an
  * integrator retries; at most TOKEN_ATTEMPTS times.
  */
-async function untilNotBusy(
-  send: () => Promise<{ status: number; text: string; retryAfter: string | undefined }>,
-): Promise<string> {
+async function untilNotBusy(send: () => Promise<Answer>): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const { status, text, retryAfter } = await send();
-    if (status !== 503 || attempt >= TOKEN_ATTEMPTS) return accessTokenOf(status, text);
-    await new Promise((done) => setTimeout(done, 1_000 * Number(retryAfter ?? 1)));
+    const answer = await send();
+    if (answer.status !== 503 || attempt >= TOKEN_ATTEMPTS) return accessTokenOf(answer);
+    await new Promise((done) => setTimeout(done, 1_000 * Number(answer.headers['retry-after'] ?? 1)));
   }
 }
 
-/** An access token from the app's POST /token, through app.inject. */
-export function injectedToken(app: Injector, client: ApiClient, options: TokenOptions = {}): Promise<string> {
-  return untilNotBusy(async () => {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/token',
-      headers: tokenRequestHeaders(options),
-      payload: tokenForm(client),
-    });
-    const retryAfter = response.headers['retry-after'];
-    return { status: response.statusCode, text: response.body, retryAfter: retryAfter?.toString() };
-  });
-}
-
-/** An access token from POST /token of the server listening at baseUrl (http://127.0.0.1:PORT). */
-export function fetchedToken(
-  baseUrl: string,
+/** An access token from the service's POST /token, through inject or over HTTP (kit/transport.ts). */
+export function accessToken(
+  transport: Transport,
   client: ApiClient,
   options: TokenOptions = {},
 ): Promise<string> {
-  return untilNotBusy(async () => {
-    const response = await fetch(`${baseUrl}/token`, {
+  return untilNotBusy(() =>
+    transport.send({
       method: 'POST',
+      path: '/token',
       headers: tokenRequestHeaders(options),
       body: tokenForm(client),
-    });
-    const text = await response.text();
-    return { status: response.status, text, retryAfter: response.headers.get('retry-after') ?? undefined };
-  });
-}
-
-/** The tenant's request headers, with a token from the app (inject). */
-export async function injectedHeaders(app: Injector, tenant: ApiTenant): Promise<TenantHeaders> {
-  return tenantHeaders(tenant.subscriptionKey, await injectedToken(app, tenant));
-}
-
-/** The tenant's request headers, with a token from the listening server at baseUrl. */
-export async function fetchedHeaders(
-  baseUrl: string,
-  tenant: ApiTenant,
-  options: TokenOptions = {},
-): Promise<TenantHeaders> {
-  return tenantHeaders(tenant.subscriptionKey, await fetchedToken(baseUrl, tenant, options));
+    }),
+  );
 }

@@ -1,5 +1,6 @@
 import { spawnServer, waitReady } from '../../kit/server-process.js';
-import { fetchedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { customers } from '../../src/resources/customers.js';
 import { generateCustomers } from '../../src/seed/generate.js';
 import { onCleanup } from './cleanup.js';
@@ -85,10 +86,10 @@ export async function measureEmbeddedMemory(): Promise<EmbeddedMemory> {
   const again = await serve(env);
   await sleep(REST_MS);
   const restartRestKb = memoryOf(again.pid).rssKb;
-  const headers = {
-    'content-type': 'application/json',
-    ...(await fetchedHeaders(again.url, demo, { subscriptionKey: demo.subscriptionKey })),
-  };
+  const signedIn = await tenantClient(httpTransport(again.url), demo, {
+    subscriptionKey: demo.subscriptionKey,
+  });
+  const headers = { 'content-type': 'application/json', ...signedIn.headers };
   const http = new Client(again.url, 1);
   let resetWorked = true;
   const batchPeaksKb: number[] = [];

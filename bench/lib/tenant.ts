@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { fetchedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 
 /**
  * The one place that knows how the benchmark becomes a tenant of the service under test and what
@@ -52,12 +53,15 @@ export async function createTenant(
   return JSON.parse(stdout) as CreatedTenant;
 }
 
-/** POST /token with the tenant's client (kit/token.ts), then Subscription-Key + Bearer on every request. */
+/**
+ * Signs in through the tests' client (kit/tenant-client.ts over HTTP; the Subscription-Key goes with
+ * the token request too) and keeps only the headers: the benchmarks send with their own clients.
+ */
 export async function signIn(baseUrl: string, created: CreatedTenant): Promise<ServiceTenant> {
-  return {
-    name: created.tenant,
-    headers: await fetchedHeaders(baseUrl, created, { subscriptionKey: created.subscriptionKey }),
-  };
+  const client = await tenantClient(httpTransport(baseUrl), created, {
+    subscriptionKey: created.subscriptionKey,
+  });
+  return { name: created.tenant, headers: client.headers };
 }
 
 /** Creates a tenant, starts the server, signs in: the tenant the benchmark writes as, with its headers. */

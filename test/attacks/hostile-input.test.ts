@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { ownedTenantApp, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { EVERY_BATCH_ENDPOINT } from '../helpers/batch-items.js';
 import { num, toJson } from '../helpers/batch-json.js';
@@ -367,7 +370,7 @@ const queryString = fc
 
 for (const backend of backends()) {
   describe(`hostile input on ${backend.name}`, () => {
-    let tenant: TenantApp;
+    let tenant: TenantClient<NewTenant, InjectTransport>;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
       const seeded = await tenant.post('/api/products/batch-create', [
@@ -376,9 +379,9 @@ for (const backend of backends()) {
       ]);
       assert.equal(seeded.status, 201);
     });
-    after(() => tenant?.close());
+    after(() => tenant?.transport.app.close());
     const post = (path: string, payload: string | Buffer, type: string | undefined = 'application/json') =>
-      send(tenant.app, {
+      send(tenant.transport.app, {
         method: 'POST',
         url: path,
         headers: { ...tenant.headers, 'content-type': type },
@@ -486,7 +489,7 @@ for (const backend of backends()) {
       for (const path of ['/v1/customers', '/v1/deliveries/pending']) {
         await property(500, [queryString], async (query) => {
           const url = query === '' ? path : `${path}?${query}`;
-          const answer = await send(tenant.app, { method: 'GET', url, headers: tenant.headers });
+          const answer = await send(tenant.transport.app, { method: 'GET', url, headers: tenant.headers });
           const body = check(answer, [200, 400], url.slice(0, 300)) as Record<string, unknown>;
           if (answer.status === 200) {
             assert.ok(Array.isArray(body.data) && isObject(body.meta) && isObject(body.links), url);
@@ -503,7 +506,7 @@ for (const backend of backends()) {
         '/v1/deliveries/pending?client_id=a%00b',
         '/v1/deliveries/pending?seller_id=%00',
       ]) {
-        const answer = await send(tenant.app, { method: 'GET', url, headers: tenant.headers });
+        const answer = await send(tenant.transport.app, { method: 'GET', url, headers: tenant.headers });
         check(answer, [400], url);
       }
     });
@@ -532,7 +535,7 @@ for (const backend of backends()) {
       );
       const method = fc.constantFrom('GET' as const, 'POST' as const);
       await property(300, [path, method, key, authorization], async (url, verb, k, auth) => {
-        const answer = await send(tenant.app, {
+        const answer = await send(tenant.transport.app, {
           method: verb,
           url,
           headers: { 'subscription-key': k, authorization: auth, 'content-type': 'application/json' },

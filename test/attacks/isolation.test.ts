@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { batchResources } from '../../src/resources/index.js';
-import { createTenant } from '../../src/tenants/tenants.js';
-import { appForNewTenant, type TenantApp, testAuthConfig } from '../helpers/app.js';
+import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
+import { appForNewTenant, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { BATCH_ENDPOINTS, validItem } from '../helpers/batch-items.js';
 import { at, customer, delivery, item } from '../helpers/read-data.js';
@@ -131,11 +132,16 @@ async function expected(db: Database, endpoint: Endpoint, tenantId: number, vari
   ) as Record<string, string>;
 }
 
-async function assertRows(db: Database, endpoint: Endpoint, tenant: TenantApp, variant: Variant) {
+async function assertRows(
+  db: Database,
+  endpoint: Endpoint,
+  tenant: TenantClient<NewTenant>,
+  variant: Variant,
+) {
   assert.deepEqual(
-    await stored(db, endpoint, tenant.tenantId),
-    await expected(db, endpoint, tenant.tenantId, variant),
-    `${endpoint.name}: the rows of tenant ${tenant.tenantId} hold the values of ${variant}`,
+    await stored(db, endpoint, tenant.tenant.tenantId),
+    await expected(db, endpoint, tenant.tenant.tenantId, variant),
+    `${endpoint.name}: the rows of tenant ${tenant.tenant.tenantId} hold the values of ${variant}`,
   );
 }
 
@@ -147,7 +153,7 @@ async function childObservations(db: Database, tenantId: number): Promise<string
   return rows.map((row) => row.o);
 }
 
-async function post(tenant: TenantApp, path: string, body: unknown, status: number) {
+async function post(tenant: TenantClient<NewTenant>, path: string, body: unknown, status: number) {
   const answer = await tenant.post(path, body);
   assert.equal(answer.status, status, `${path}: ${JSON.stringify(answer.body)}`);
   return answer.body;
@@ -190,12 +196,12 @@ for (const backend of backends()) {
 
       // A sends every batch again with other values: upserts change A's rows only; the other
       // endpoints ignore A's own existing keys. B's rows keep B's values, and were not rewritten.
-      const bBefore = await allCounts(db, b.tenantId);
+      const bBefore = await allCounts(db, b.tenant.tenantId);
       const [bUpdatedBefore] = await db.query<{ n: number }>(
         `SELECT (SELECT count(*) FROM products WHERE tenant_id = $1 AND updated_at IS NOT NULL)
               + (SELECT count(*) FROM prices WHERE tenant_id = $1 AND updated_at IS NOT NULL)
               + (SELECT count(*) FROM customers WHERE tenant_id = $1 AND updated_at IS NOT NULL) AS n`,
-        [b.tenantId],
+        [b.tenant.tenantId],
       );
       for (const endpoint of ENDPOINTS) {
         const again = await post(a, endpoint.path, endpoint.items('A2'), 201);
@@ -204,16 +210,16 @@ for (const backend of backends()) {
         await assertRows(db, endpoint, a, endpoint.upsert ? 'A2' : 'A');
         await assertRows(db, endpoint, b, 'B');
       }
-      assert.deepEqual(await allCounts(db, b.tenantId), bBefore);
+      assert.deepEqual(await allCounts(db, b.tenant.tenantId), bBefore);
       const [bUpdatedAfter] = await db.query<{ n: number }>(
         `SELECT (SELECT count(*) FROM products WHERE tenant_id = $1 AND updated_at IS NOT NULL)
               + (SELECT count(*) FROM prices WHERE tenant_id = $1 AND updated_at IS NOT NULL)
               + (SELECT count(*) FROM customers WHERE tenant_id = $1 AND updated_at IS NOT NULL) AS n`,
-        [b.tenantId],
+        [b.tenant.tenantId],
       );
       assert.equal(Number(bUpdatedAfter!.n), Number(bUpdatedBefore!.n), "no update date of B's rows moved");
-      assert.deepEqual(await childObservations(db, a.tenantId), ['A item 1', 'A item 2', 'A item 3']);
-      assert.deepEqual(await childObservations(db, b.tenantId), ['B item 1', 'B item 2', 'B item 3']);
+      assert.deepEqual(await childObservations(db, a.tenant.tenantId), ['A item 1', 'A item 2', 'A item 3']);
+      assert.deepEqual(await childObservations(db, b.tenant.tenantId), ['B item 1', 'B item 2', 'B item 3']);
 
       // A product that only A has is unknown to B: B cannot refer to it.
       for (const resource of batchResources.filter((r) => r.reference)) {
@@ -235,7 +241,7 @@ for (const backend of backends()) {
           `${resource.path}: ${JSON.stringify(refused)}`,
         );
       }
-      assert.deepEqual(await allCounts(db, b.tenantId), bBefore, 'nothing of B changed');
+      assert.deepEqual(await allCounts(db, b.tenant.tenantId), bBefore, 'nothing of B changed');
     });
 
     test('both lists and the acknowledgement: each tenant sees and acknowledges only its own rows', async () => {
@@ -309,12 +315,12 @@ for (const backend of backends()) {
       assert.deepEqual(ack.notFound, ['ONLY-B']);
       const [bD1] = await db.query<{ acked: boolean }>(
         'SELECT acknowledged_at IS NOT NULL AS acked FROM deliveries WHERE tenant_id = $1 AND code = $2',
-        [b.tenantId, 'D1'],
+        [b.tenant.tenantId, 'D1'],
       );
       assert.equal(bD1!.acked, false, "B's D1 is not acknowledged");
       const [bOnly] = await db.query<{ acked: boolean }>(
         'SELECT acknowledged_at IS NOT NULL AS acked FROM deliveries WHERE tenant_id = $1 AND code = $2',
-        [b.tenantId, 'ONLY-B'],
+        [b.tenant.tenantId, 'ONLY-B'],
       );
       assert.equal(bOnly!.acked, false);
       const pendingA = await a.get('/v1/deliveries/pending?limit=500');

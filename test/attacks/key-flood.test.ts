@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { injectedToken } from '../../kit/token.js';
+import { accessToken } from '../../kit/token.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { generateSubscriptionKey } from '../../src/auth/subscription-key.js';
 import { createTenant } from '../../src/tenants/tenants.js';
@@ -27,8 +28,8 @@ for (const backend of backends()) {
       after(() => app.close());
       const tenant = await createTenant(db, `keys-${randomUUID()}`);
       const other = await createTenant(db, `keys-${randomUUID()}`);
-      const token = await injectedToken(app, tenant);
-      const otherToken = await injectedToken(app, other);
+      const token = await accessToken(injectTransport(app), tenant);
+      const otherToken = await accessToken(injectTransport(app), other);
       const get = (key: string, bearer = token) =>
         app.inject({
           method: 'GET',
@@ -76,7 +77,7 @@ for (const backend of backends()) {
       const tenant = await createTenant(db, `keys-${randomUUID()}`);
       const headers = {
         'subscription-key': tenant.subscriptionKey,
-        authorization: `Bearer ${await injectedToken(app, tenant)}`,
+        authorization: `Bearer ${await accessToken(injectTransport(app), tenant)}`,
       };
       const before = await lookups(app);
       const answers = await Promise.all(

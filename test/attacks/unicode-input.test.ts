@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ownedTenantApp, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 
 /*
@@ -19,14 +22,14 @@ const BAD_CHARSET = { statusCode: 415, errors: [{ message: 'Content-Type charset
 
 for (const backend of backends()) {
   describe(`text that is not well-formed Unicode on ${backend.name}`, () => {
-    let tenant: TenantApp;
+    let tenant: TenantClient<NewTenant, InjectTransport>;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
     });
-    after(() => tenant?.close());
+    after(() => tenant?.transport.app.close());
 
     const postBytes = async (path: string, payload: Buffer | string, type = 'application/json') => {
-      const response = await tenant.app.inject({
+      const response = await tenant.transport.app.inject({
         method: 'POST',
         url: path,
         headers: { ...tenant.headers, 'content-type': type },
@@ -57,7 +60,7 @@ for (const backend of backends()) {
       assert.deepEqual(await postBytes(ACKNOWLEDGE, '["D\\ud800"]'), { status: 400, body: INVALID_JSON });
       const stored = await (await backend.db()).query<{ n: string }>(
         'SELECT count(*)::text AS n FROM products WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(stored[0]!.n, '0');
     });
@@ -77,7 +80,7 @@ for (const backend of backends()) {
       });
       const rows = await (await backend.db()).query<{ code: string; description: string }>(
         'SELECT code, description FROM products WHERE tenant_id = $1 ORDER BY code',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(
         rows.map((r) => [r.code, r.description]),

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { FORM, injectedToken, tokenForm } from '../../kit/token.js';
+import { accessToken, FORM, tokenForm } from '../../kit/token.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { addClient, addSubscriptionKey } from '../../src/auth/credentials.js';
 import type { Database } from '../../src/db/database.js';
@@ -71,7 +72,7 @@ for (const backend of backends()) {
       const spare = await addSubscriptionKey(db, tenant.tenantId);
       const [a, b] = [await newServer(db), await newServer(db)];
       // Tokens are signed with the key kept in the database: one token is good on both servers.
-      const token = await injectedToken(a, tenant);
+      const token = await accessToken(injectTransport(a), tenant);
 
       // t = 0 s: server A reads the key; t = 10 s: server B does.
       await assertAccepted(a, spare.subscriptionKey, token, 'A, before the revocation');
@@ -121,7 +122,7 @@ for (const backend of backends()) {
       const db = await backend.db();
       const tenant = await createTenant(db, `revoked-client-${randomUUID()}`);
       const [a, b] = [await newServer(db), await newServer(db)];
-      const token = await injectedToken(a, tenant);
+      const token = await accessToken(injectTransport(a), tenant);
 
       // t = 0 s: server A reads the client's standing; t = 10 s: server B does.
       await assertAccepted(a, tenant.subscriptionKey, token, 'A, before the revocation');
@@ -180,7 +181,7 @@ for (const backend of backends()) {
       for (const server of [a, b]) {
         assert.equal((await read(server, tenant.subscriptionKey, token)).status, 401);
         assert.equal((await requestToken(server, tenant)).statusCode, 400);
-        const freshToken = await injectedToken(server, fresh);
+        const freshToken = await accessToken(injectTransport(server), fresh);
         await assertAccepted(server, tenant.subscriptionKey, freshToken, 'a client that was not revoked');
       }
     });

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jwtVerify, SignJWT } from 'jose';
-import { injectedToken } from '../../kit/token.js';
+import { accessToken } from '../../kit/token.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import {
   InvalidAccessToken,
@@ -227,7 +228,7 @@ for (const backend of backends()) {
       const tenant = await createTenant(db, `token-cache-${crypto.randomUUID()}`);
       const app = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
       after(() => app.close());
-      const token = await injectedToken(app, tenant);
+      const token = await accessToken(injectTransport(app), tenant);
       assert.equal((await postProducts(app, tenant.subscriptionKey, token, 'P1')).statusCode, 201);
       assert.equal(await revokeClient(db, tenant.tenantId, tenant.clientId), 'revoked');
       assert.equal((await postProducts(app, tenant.subscriptionKey, token, 'P2')).statusCode, 201);

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { injectedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { BatchAdmission, type BatchTicket } from '../../src/batch/batch-admission.js';
 import { BatchNotAdmitted } from '../../src/batch/batch-errors.js';
@@ -265,7 +266,10 @@ describe('batch admission', () => {
 /** The JSON request headers of a new tenant of the app, with a token from its POST /token. */
 async function headersOf(db: Database, app: FastifyInstance): Promise<Record<string, string>> {
   const tenant = await createTenant(db, `test-${randomUUID()}`);
-  return { 'content-type': 'application/json', ...(await injectedHeaders(app, tenant)) };
+  return {
+    'content-type': 'application/json',
+    ...(await tenantClient(injectTransport(app), tenant)).headers,
+  };
 }
 
 const ITEMS = 3_000;

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { ChoiceField, DecimalField, TextField } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { batchResources } from '../../src/resources/index.js';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { BATCH_ENDPOINTS, type BatchEndpoint, batchEndpoint } from '../helpers/batch-items.js';
@@ -93,7 +94,7 @@ for (const backend of backends()) {
           : bodies.slice(1, 4).concat(bodies.slice(-2))) {
           const response = await tenant.post(endpoint.path, body);
           assert.deepEqual(
-            response,
+            statusAndBody(response),
             { status: 400, body: INVALID_JSON },
             `${endpoint.name}: ${JSON.stringify(body)}`,
           );
@@ -115,12 +116,16 @@ for (const backend of backends()) {
           'true',
         ]) {
           const response = await tenant.post(endpoint.path, body);
-          assert.deepEqual(response, { status: 400, body: NOT_AN_ARRAY }, `${endpoint.name}: ${body}`);
+          assert.deepEqual(
+            statusAndBody(response),
+            { status: 400, body: NOT_AN_ARRAY },
+            `${endpoint.name}: ${body}`,
+          );
         }
         for (const body of ['[]', ' [ ] ', '[\n]']) {
           const response = await tenant.post(endpoint.path, body);
           assert.deepEqual(
-            response,
+            statusAndBody(response),
             { status: 400, body: EMPTY },
             `${endpoint.name}: ${JSON.stringify(body)}`,
           );
@@ -133,9 +138,12 @@ for (const backend of backends()) {
       const tenant = await appForNewTenant(db);
       for (const endpoint of BATCH_ENDPOINTS) {
         const tooMany = await tenant.post(endpoint.path, `[${'{},'.repeat(10_000)}{}]`);
-        assert.deepEqual(tooMany, { status: 400, body: TOO_MANY }, endpoint.name);
+        assert.deepEqual(statusAndBody(tooMany), { status: 400, body: TOO_MANY }, endpoint.name);
         const validButTooMany = Array.from({ length: 10_001 }, (_, n) => endpoint.valid(n));
-        assert.deepEqual(await tenant.post(endpoint.path, validButTooMany), { status: 400, body: TOO_MANY });
+        assert.deepEqual(statusAndBody(await tenant.post(endpoint.path, validButTooMany)), {
+          status: 400,
+          body: TOO_MANY,
+        });
       }
       const endpoint = batchEndpoint('payment-methods');
       const full = await tenant.post(endpoint.path, `[${'{},'.repeat(9_999)}{}]`);
@@ -157,13 +165,13 @@ for (const backend of backends()) {
         const db = await backend.db();
         const tenant = await tenantWithP1(db);
         const table = resourceOf(endpoint).table;
-        const before = await countRows(db, table, tenant.tenantId);
+        const before = await countRows(db, table, tenant.tenant.tenantId);
         const items = Array.from({ length: 10_000 }, (_, n) => endpoint.valid(n));
         const response = await tenant.post(endpoint.path, items);
         assert.equal(response.status, 201, JSON.stringify(response.body).slice(0, 1000));
         assert.equal(response.body.statusCode, 201);
         assert.equal(response.body.created, 10_000);
-        assert.equal((await countRows(db, table, tenant.tenantId)) - before, 10_000);
+        assert.equal((await countRows(db, table, tenant.tenant.tenantId)) - before, 10_000);
       });
     }
 
@@ -172,7 +180,7 @@ for (const backend of backends()) {
       const tenant = await tenantWithP1(db);
       for (const endpoint of BATCH_ENDPOINTS) {
         const resource = resourceOf(endpoint);
-        const before = await countRows(db, resource.table, tenant.tenantId);
+        const before = await countRows(db, resource.table, tenant.tenant.tenantId);
         const head = `[${toJson(endpoint.valid(1))}`;
         const padded = (size: number) => `${head}${' '.repeat(size - head.length - 1)}]`;
         const over = await tenant.post(endpoint.path, padded(resource.bodyLimit + 1));
@@ -180,10 +188,10 @@ for (const backend of backends()) {
         assert.equal(over.body.statusCode, 413);
         assert.equal(over.body.errors.length, 1);
         assert.equal(typeof over.body.errors[0].message, 'string');
-        assert.equal(await countRows(db, resource.table, tenant.tenantId), before, 'nothing written');
+        assert.equal(await countRows(db, resource.table, tenant.tenant.tenantId), before, 'nothing written');
         const at = await tenant.post(endpoint.path, padded(resource.bodyLimit));
         assert.equal(at.status, 201, `${endpoint.name}: ${JSON.stringify(at.body)}`);
-        assert.equal(await countRows(db, resource.table, tenant.tenantId), before + 1);
+        assert.equal(await countRows(db, resource.table, tenant.tenant.tenantId), before + 1);
       }
     });
 
@@ -212,7 +220,7 @@ for (const backend of backends()) {
       const tenant = await tenantWithP1(db);
       for (const endpoint of BATCH_ENDPOINTS) {
         const table = resourceOf(endpoint).table;
-        const before = await countRows(db, table, tenant.tenantId);
+        const before = await countRows(db, table, tenant.tenant.tenantId);
         const body = toJson([endpoint.valid(1)]);
         for (const type of [
           'text/plain',
@@ -231,7 +239,7 @@ for (const backend of backends()) {
           'content-type': undefined as unknown as string,
         });
         assert.equal(none.status, 415, `${endpoint.name}: no Content-Type`);
-        assert.equal(await countRows(db, table, tenant.tenantId), before, 'nothing written');
+        assert.equal(await countRows(db, table, tenant.tenant.tenantId), before, 'nothing written');
         const charset = await tenant.post(endpoint.path, body, {
           'content-type': 'application/json; charset=utf-8',
         });
@@ -245,7 +253,7 @@ for (const backend of backends()) {
       const tenant = await tenantWithP1(db);
       for (const endpoint of BATCH_ENDPOINTS) {
         const table = resourceOf(endpoint).table;
-        const before = await countRows(db, table, tenant.tenantId);
+        const before = await countRows(db, table, tenant.tenant.tenantId);
         for (const payload of ['"yes"', longNumber]) {
           const valid = toJson(endpoint.valid(1));
           const body = `[${valid.slice(0, -1)},"__proto__":{"polluted":${payload}},"constructor":{"prototype":{"polluted":${payload}}}}]`;
@@ -263,7 +271,7 @@ for (const backend of backends()) {
           );
           assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
           assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
-          assert.equal(await countRows(db, table, tenant.tenantId), before);
+          assert.equal(await countRows(db, table, tenant.tenant.tenantId), before);
         }
       }
       // A valid item hidden behind "__proto__" is not an item with those fields.
@@ -303,7 +311,7 @@ for (const backend of backends()) {
       assert.equal(response.status, 201, JSON.stringify(response.body));
       const rows = await db.query<{ location: string; quantity: string }>(
         'SELECT location, quantity::text AS quantity FROM stocks WHERE tenant_id = $1 ORDER BY location',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(
         rows,
@@ -320,7 +328,7 @@ for (const backend of backends()) {
       assert.equal(factors.body.created, 2);
       const units = await db.query<{ unit: string }>(
         'SELECT unit::text AS unit FROM factors WHERE tenant_id = $1 ORDER BY unit',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(
         units.map((u) => u.unit),
@@ -336,7 +344,7 @@ for (const backend of backends()) {
         stocks.path,
         '[{"product_code":"P1","location":"A","quantity":1e-400},{"product_code":"P1","location":"B","quantity":-1e-400}]',
       );
-      assert.deepEqual(response, {
+      assert.deepEqual(statusAndBody(response), {
         status: 400,
         body: {
           statusCode: 400,
@@ -352,7 +360,7 @@ for (const backend of backends()) {
           ],
         },
       });
-      assert.equal(await countRows(db, 'stocks', tenant.tenantId), 0);
+      assert.equal(await countRows(db, 'stocks', tenant.tenant.tenantId), 0);
     });
 
     test('a repeated key in an item: the same answer with or without a long number in the body', async () => {

@@ -462,7 +462,7 @@ for (const backend of backends()) {
           if (wanted.length === 0) continue;
           const rows = await db.query<{ v: string | null }>(
             `SELECT "${field}"::text AS v FROM ${table} WHERE tenant_id = $1`,
-            [tenant.tenantId],
+            [tenant.tenant.tenantId],
           );
           const stored = new Set(rows.map((row) => row.v));
           for (const c of wanted) {
@@ -476,7 +476,7 @@ for (const backend of backends()) {
         const tenant = await appForNewTenant(db);
         if (productCodes.length > 0) await seedProducts(tenant, ['P1']);
         const table = resourceAt(spec.path).table;
-        const before = await countRows(db, table, tenant.tenantId);
+        const before = await countRows(db, table, tenant.tenant.tenantId);
 
         const items: unknown[] = [];
         const expected = new Map<number, ExpectedItem>();
@@ -575,7 +575,11 @@ for (const backend of backends()) {
         assert.deepEqual(Object.keys(response.body).sort(), ['errors', 'statusCode']);
         assert.equal(response.body.statusCode, 400);
         checkItemErrors(response.body.errors, expected);
-        assert.equal(await countRows(db, table, tenant.tenantId), before, 'an invalid batch writes nothing');
+        assert.equal(
+          await countRows(db, table, tenant.tenant.tenantId),
+          before,
+          'an invalid batch writes nothing',
+        );
       });
     }
   });

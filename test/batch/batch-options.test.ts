@@ -106,7 +106,7 @@ for (const backend of backends()) {
           updated: 0,
           ignored: 2,
         });
-        assert.equal(await countRows(db, 'stocks', tenant.tenantId), 1);
+        assert.equal(await countRows(db, 'stocks', tenant.tenant.tenantId), 1);
         const withOutcomes = await tenant.post(`${STOCKS}?dry_run=true&outcomes=true`, sized(body, large));
         assert.deepEqual(
           withOutcomes.body.items.map((i: { outcome: string }) => i.outcome),
@@ -124,7 +124,7 @@ for (const backend of backends()) {
         const dryFk = await tenant.post(`${STOCKS}?dry_run=true`, sized(onlyUnknown, large));
         assert.equal(dryFk.status, 400);
         assert.deepEqual(dryFk.body, (await tenant.post(STOCKS, sized(onlyUnknown, large))).body);
-        assert.equal(await countRows(db, 'stocks', tenant.tenantId), 1);
+        assert.equal(await countRows(db, 'stocks', tenant.tenant.tenantId), 1);
       });
 
       test('on_invalid=skip: valid items written, invalid ones (unknown products too) rejected with their errors', async () => {
@@ -163,7 +163,7 @@ for (const backend of backends()) {
           answer.body.errors.map((e: { index: number }) => e.index),
           [1, 2, 3, 4],
         );
-        assert.equal(await countRows(db, 'stocks', tenant.tenantId), 2);
+        assert.equal(await countRows(db, 'stocks', tenant.tenant.tenantId), 2);
       });
 
       test('on_invalid=skip: every item invalid is the usual 400; array errors always 400', async () => {
@@ -198,7 +198,7 @@ for (const backend of backends()) {
         );
         assert.equal(broken.status, 400);
         assert.equal(broken.body.errors[0].message, 'Invalid JSON in request body');
-        assert.equal(await countRows(db, 'payment_methods', tenant.tenantId), 0);
+        assert.equal(await countRows(db, 'payment_methods', tenant.tenant.tenantId), 0);
       });
 
       test('on_invalid=skip with dry_run: counts and rejections, nothing written', async () => {
@@ -212,7 +212,7 @@ for (const backend of backends()) {
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         assert.deepEqual([answer.body.created, answer.body.rejected], [1, 1]);
         assert.equal(answer.body.errors[0].index, 1);
-        assert.equal(await countRows(db, 'payment_methods', tenant.tenantId), 0);
+        assert.equal(await countRows(db, 'payment_methods', tenant.tenant.tenantId), 0);
       });
     });
   }
@@ -235,7 +235,7 @@ for (const backend of backends()) {
         assert.equal(answer.body.errors[0].field, field, query);
         assert.equal(typeof answer.body.errors[0].message, 'string');
       }
-      assert.equal(await countRows(db, 'payment_methods', tenant.tenantId), 0);
+      assert.equal(await countRows(db, 'payment_methods', tenant.tenant.tenantId), 0);
       // The defaults spelled out are accepted, and other parameters ignored as before.
       const plain = await tenant.post(
         `${PAYMENT_METHODS}?outcomes=false&dry_run=false&on_invalid=reject&x=1`,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { statusAndBody } from '../helpers/answer.js';
 import { appForNewTenant, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 
@@ -13,7 +14,7 @@ for (const backend of backends()) {
         { product_code: 'P1', location: 'W1', quantity: 5 },
         { product_code: 'P2', location: 'W1', quantity: '7.25', factor_description: 'UND' },
       ]);
-      assert.deepEqual(first, {
+      assert.deepEqual(statusAndBody(first), {
         status: 201,
         body: { statusCode: 201, message: 'Stocks created successfully', created: 2, updated: 0, ignored: 0 },
       });
@@ -31,7 +32,7 @@ for (const backend of backends()) {
       const rows = await db.query(
         `SELECT product_code, location, quantity::text, factor_description, available
          FROM stocks WHERE tenant_id = $1 ORDER BY product_code, location`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(rows, [
         { product_code: 'P1', location: 'W1', quantity: '5.00', factor_description: null, available: 'Y' },
@@ -65,7 +66,7 @@ for (const backend of backends()) {
       const rows = await db.query(
         `SELECT price_list, price::text, maximum_discount::text, updated_at IS NOT NULL AS updated
          FROM prices WHERE tenant_id = $1 ORDER BY price_list`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(rows, [
         // The whole record is replaced: an absent optional field becomes null.
@@ -99,16 +100,18 @@ for (const backend of backends()) {
       assert.deepEqual([factors.body.created, factors.body.ignored], [1, 2]);
       const stock = await db.query(
         'SELECT location, quantity::text FROM stocks WHERE tenant_id = $1 ORDER BY location COLLATE "C"',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(stock, [
         { location: 'W1', quantity: '1.00' },
         { location: 'w1', quantity: '3.00' },
       ]);
-      const price = await db.query('SELECT price::text FROM prices WHERE tenant_id = $1', [tenant.tenantId]);
+      const price = await db.query('SELECT price::text FROM prices WHERE tenant_id = $1', [
+        tenant.tenant.tenantId,
+      ]);
       assert.deepEqual(price, [{ price: '3.00' }]);
       const factor = await db.query('SELECT description FROM factors WHERE tenant_id = $1', [
-        tenant.tenantId,
+        tenant.tenant.tenantId,
       ]);
       assert.deepEqual(factor, [{ description: 'first' }]);
     });
@@ -133,7 +136,7 @@ for (const backend of backends()) {
       });
       const [count] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM users WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(count!.n, 0);
     });
@@ -163,7 +166,7 @@ for (const backend of backends()) {
       ]);
       const [count] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM prices WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(count!.n, 0);
     });
@@ -195,7 +198,7 @@ for (const backend of backends()) {
       const [counts] = await db.query<{ n: number }>(
         `SELECT (SELECT count(*) FROM stocks WHERE tenant_id = $1) + (SELECT count(*) FROM factors WHERE tenant_id = $1)
               + (SELECT count(*) FROM prices WHERE tenant_id = $1) AS n`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(Number(counts!.n), 0);
     });
@@ -211,7 +214,7 @@ for (const backend of backends()) {
       assert.equal(response.status, 201, JSON.stringify(response.body));
       const rows = await db.query(
         'SELECT price_list, price::text, charges::text, base_price::text FROM prices WHERE tenant_id = $1 ORDER BY price_list',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(rows, [
         { price_list: 'A', price: '1234567890123456.78', charges: '9999999999999999.99', base_price: null },
@@ -252,7 +255,7 @@ for (const backend of backends()) {
       );
       const [payment] = await db.query(
         'SELECT invoice_status, quote_status, return_status, created_at IS NOT NULL AS dated FROM payment_methods WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.deepEqual(payment, {
         invoice_status: 'APROBADO',
@@ -261,14 +264,14 @@ for (const backend of backends()) {
         dated: true,
       });
       const [factor] = await db.query('SELECT state, unit::text FROM factors WHERE tenant_id = $1', [
-        tenant.tenantId,
+        tenant.tenant.tenantId,
       ]);
       assert.deepEqual(factor, { state: 'Y', unit: '12.00' });
-      const [user] = await db.query('SELECT state FROM users WHERE tenant_id = $1', [tenant.tenantId]);
+      const [user] = await db.query('SELECT state FROM users WHERE tenant_id = $1', [tenant.tenant.tenantId]);
       assert.deepEqual(user, { state: 'Y' });
       const [age] = await db.query<{ seconds: number }>(
         `SELECT abs(extract(epoch FROM (now() AT TIME ZONE 'UTC') - created_at))::int AS seconds FROM routes WHERE tenant_id = $1`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.ok(age!.seconds < 60, 'creation date is now, in UTC');
     });
@@ -290,11 +293,11 @@ for (const backend of backends()) {
       assert.equal(bFirst.body.created, 1, 'the same key in another tenant is a new row');
       const rows = await db.query<{ tenant_id: number; price: string }>(
         'SELECT tenant_id, price::text FROM prices WHERE tenant_id = ANY($1::int[]) ORDER BY price',
-        [[a.tenantId, b.tenantId]],
+        [[a.tenant.tenantId, b.tenant.tenantId]],
       );
       assert.deepEqual(rows, [
-        { tenant_id: a.tenantId, price: '1.00' },
-        { tenant_id: b.tenantId, price: '2.00' },
+        { tenant_id: a.tenant.tenantId, price: '1.00' },
+        { tenant_id: b.tenant.tenantId, price: '2.00' },
       ]);
     });
   });

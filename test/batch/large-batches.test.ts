@@ -38,7 +38,7 @@ for (const backend of backends()) {
         { index: SIZE - 1, errors: [{ field: 'product_code', message: fieldMessages.unknownProduct }] },
       ]);
       assert.equal(
-        await countRows(db, 'stocks', tenant.tenantId),
+        await countRows(db, 'stocks', tenant.tenant.tenantId),
         0,
         'the chunks before it were rolled back',
       );
@@ -66,7 +66,7 @@ for (const backend of backends()) {
       );
       const [row] = await db.query<{ n: number; total: string }>(
         'SELECT count(*)::int AS n, sum(quantity)::text AS total FROM stocks WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       // The first occurrence of P3 (quantity 3) was kept, the repeat ignored.
       const expected = Array.from({ length: SIZE - 1 }, (_, at) => at).reduce((sum, n) => sum + n, 0);

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { createTenant } from '../../src/tenants/tenants.js';
-import { tenantView, testAuthConfig } from '../helpers/app.js';
+import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { countRows } from '../helpers/batch-json.js';
 
@@ -45,13 +47,13 @@ async function tenantOn(db: Database, served: Database) {
   const tenant = await createTenant(db, `races-${Math.random().toString(36).slice(2)}`);
   const app = await buildApp({ db: served, config: testAuthConfig, logLevel: 'silent' });
   after(() => app.close());
-  const view = await tenantView(app, tenant);
+  const client = await tenantClient(injectTransport(app), tenant);
   const product = (code: string) =>
     db.query(
       "INSERT INTO products (tenant_id, code, description, state, created_at) VALUES ($1, $2, 'p', 'Y', now())",
       [tenant.tenantId, code],
     );
-  return { view, tenantId: tenant.tenantId, product };
+  return { client, tenantId: tenant.tenantId, product };
 }
 
 for (const backend of backends()) {
@@ -68,7 +70,7 @@ for (const backend of backends()) {
       });
       const tenant = await tenantOn(db, served);
       product = tenant.product;
-      const answer = await tenant.view.post(STOCKS, [{ product_code: 'LATE', location: 'L1' }]);
+      const answer = await tenant.client.post(STOCKS, [{ product_code: 'LATE', location: 'L1' }]);
       assert.equal(answer.status, 201, JSON.stringify(answer.body));
       assert.equal(answer.body.created, 1);
       assert.equal(writes, 2, 'written a second time');
@@ -91,7 +93,7 @@ for (const backend of backends()) {
         },
       });
       const tenant = await tenantOn(db, served);
-      const answer = await tenant.view.post(STOCKS, [{ product_code: 'LATE', location: 'L1' }]);
+      const answer = await tenant.client.post(STOCKS, [{ product_code: 'LATE', location: 'L1' }]);
       assert.equal(answer.status, 500, JSON.stringify(answer.body));
       assert.equal(writes, 2);
       assert.equal(await countRows(db, 'stocks', tenant.tenantId), 0);
@@ -108,7 +110,7 @@ for (const backend of backends()) {
       const tenant = await tenantOn(db, served);
       product = tenant.product;
       await tenant.product('P1');
-      const answer = await tenant.view.post(`${STOCKS}?on_invalid=skip&outcomes=true`, [
+      const answer = await tenant.client.post(`${STOCKS}?on_invalid=skip&outcomes=true`, [
         { product_code: 'P1', location: 'L1' },
         { product_code: 'LATE', location: 'L1' },
         { product_code: 'LATE', location: 'L2' },

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch-database.js';
-import { fetchedHeaders } from '../../kit/token.js';
+import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
-import { request } from '../helpers/served-tenant.js';
 
 /*
  * A batch that PostgreSQL aborts as a deadlock victim (40P01) is run again whole, and the client sees
@@ -29,20 +29,14 @@ const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 describe('a deadlock the service loses is retried', {
   skip: serverUrl ? false : 'needs TEST_DATABASE_URL',
 }, () => {
-  let post: (path: string, body: unknown, extra?: Record<string, string>) => ReturnType<typeof request>;
+  let tenant: TenantClient;
   let scratch: ScratchDatabase;
   let server: RunningServer;
   let observer: pg.Client;
   before(async () => {
     scratch = await scratchPostgresDatabase(serverUrl!);
     server = await startServer(loadConfig({ ...quiet, DATABASE_URL: scratch.url }));
-    const headers = await fetchedHeaders(server.url, await createTenant(server.db, 'deadlock'));
-    post = (path, body, extra = {}) =>
-      request(`${server.url}${path}`, {
-        method: 'POST',
-        headers: { ...headers, ...extra, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+    tenant = await tenantClient(httpTransport(server.url), await createTenant(server.db, 'deadlock'));
     observer = new pg.Client({ connectionString: scratch.url });
     await observer.connect();
   });
@@ -67,10 +61,10 @@ describe('a deadlock the service loses is retried', {
       const run = randomUUID().slice(0, 8);
       const [a, b] = [`${run}-A`, `${run}-B`];
       const products = [a, b].map((code) => ({ code, description: 'deadlock' }));
-      assert.equal((await post('/api/products/batch-create', products)).status, 201);
+      assert.equal((await tenant.post('/api/products/batch-create', products)).status, 201);
       const prices = (price: string) =>
         [a, b].map((code) => ({ product_code: code, price_list: 'L', price }));
-      assert.equal((await post(PRICES, prices('1.00'))).status, 201);
+      assert.equal((await tenant.post(PRICES, prices('1.00'))).status, 201);
       const counted = await deadlocks();
 
       const holder = new pg.Client({ connectionString: scratch.url });
@@ -84,7 +78,7 @@ describe('a deadlock the service loses is retried', {
       await lock(b);
 
       let answered = false;
-      const pending = post(PRICES, prices('2.00'), extra).finally(() => {
+      const pending = tenant.post(PRICES, prices('2.00'), extra).finally(() => {
         answered = true;
       });
       // The service has updated A and waits for B, which the test's transaction holds.

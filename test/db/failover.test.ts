@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/server.js';
-import { request, servedTenant } from '../helpers/served-tenant.js';
+import { createTenant } from '../../src/tenants/tenants.js';
 
 /*
  * PostgreSQL as production runs it: a switchover that leaves the service's address on a read-only
@@ -26,6 +28,9 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+/** /ready of the server (no credentials). */
+const readiness = (server: RunningServer) => httpTransport(server.url).send({ path: '/ready' });
+
 const products = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, at) => ({ code: `${prefix}${at}`, description: 'failover' }));
 
@@ -38,37 +43,37 @@ describe('PostgreSQL in production topologies', {
     const name = new URL(scratch.url).pathname.slice(1);
     const server = await startServer(loadConfig({ ...quiet, DATABASE_URL: scratch.url, DB_POOL_SIZE: '4' }));
     after(() => server.close());
-    const tenant = await servedTenant(server, 'failover');
-    assert.equal((await tenant.call('POST', '/api/products/batch-create', products('A', 10))).status, 201);
-    assert.equal((await request(`${server.url}/ready`)).status, 200);
+    const tenant = await tenantClient(httpTransport(server.url), await createTenant(server.db, 'failover'));
+    assert.equal((await tenant.post('/api/products/batch-create', products('A', 10))).status, 201);
+    assert.equal((await readiness(server)).status, 200);
 
     // What a client behind the same address sees after a switchover to a standby: sessions ended,
     // new ones read-only.
     await admin(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
     await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
     for (let n = 0; n < 3; n++) {
-      const ready = await request(`${server.url}/ready`);
+      const ready = await readiness(server);
       assert.equal(ready.status, 503, 'not ready while the database takes no writes');
     }
     for (let n = 0; n < 3; n++) {
-      const write = await tenant.call('POST', '/api/products/batch-create', products(`B${n}-`, 10));
+      const write = await tenant.post('/api/products/batch-create', products(`B${n}-`, 10));
       assert.equal(write.status, 500);
       assert.match(write.body.errors[0].message, /^Error connecting to database: /);
     }
     // Reads still work or fail as a connection failure; never a bare SQLSTATE.
-    const read = await tenant.call('GET', '/v1/customers');
+    const read = await tenant.get('/v1/customers');
     assert.ok(read.status === 200 || /^Error connecting to database: /.test(read.body.errors[0].message));
 
     // The primary is back under the same address: the instance recovers without a restart, having
     // ended every connection that found the database read-only.
     await admin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
     let readyAfter = 0;
-    while ((await request(`${server.url}/ready`)).status !== 200) {
+    while ((await readiness(server)).status !== 200) {
       readyAfter++;
       assert.ok(readyAfter <= 8, 'ready again once the stale connections are gone');
     }
     for (let n = 0; n < 6; n++) {
-      const write = await tenant.call('POST', '/api/products/batch-create', products(`C${n}-`, 10));
+      const write = await tenant.post('/api/products/batch-create', products(`C${n}-`, 10));
       assert.equal(write.status, 201, JSON.stringify(write.body));
     }
   });
@@ -95,7 +100,11 @@ describe('PostgreSQL in production topologies', {
         await startServer(loadConfig({ ...quiet, DATABASE_URL: url.toString(), DB_POOL_SIZE: '10' })),
       );
     }
-    const tenants = await Promise.all(servers.map((server, n) => servedTenant(server, `limited-${n}`)));
+    const tenants = await Promise.all(
+      servers.map(async (server, n) =>
+        tenantClient(httpTransport(server.url), await createTenant(server.db, `limited-${n}`)),
+      ),
+    );
     const statuses = new Map<number, number>();
     const messages = new Set<string>();
     await Promise.all(
@@ -103,8 +112,8 @@ describe('PostgreSQL in production topologies', {
         Array.from({ length: 30 }, async (_, at) => {
           const answer =
             at % 3 === 0
-              ? await tenant.call('POST', '/api/products/batch-create', products(`L${n}-${at}-`, 200))
-              : await tenant.call('GET', '/v1/customers?limit=5');
+              ? await tenant.post('/api/products/batch-create', products(`L${n}-${at}-`, 200))
+              : await tenant.get('/v1/customers?limit=5');
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
           if (answer.status >= 500) messages.add(answer.body.errors?.[0]?.message);
         }),
@@ -112,6 +121,6 @@ describe('PostgreSQL in production topologies', {
     );
     const failed = [...statuses].filter(([status]) => status !== 200 && status !== 201);
     assert.deepEqual(failed, [], [...messages].join('\n'));
-    for (const server of servers) assert.equal((await request(`${server.url}/ready`)).status, 200);
+    for (const server of servers) assert.equal((await readiness(server)).status, 200);
   });
 });

@@ -3,10 +3,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch-database.js';
-import { fetchedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { type Pgbouncer, startPgbouncer } from '../helpers/pgbouncer.js';
-import { request } from '../helpers/served-tenant.js';
 
 /*
  * PgBouncer in transaction pooling mode, as many deployments share one PostgreSQL: the commands and
@@ -84,22 +84,20 @@ describe('behind PgBouncer in transaction mode', {
     const instances = await Promise.all([serve(env), serve(env)]);
 
     const calls = instances.map(async (base, n) => {
-      const headers = { ...(await fetchedHeaders(base, tenant)), 'content-type': 'application/json' };
-      const post = (path: string, body: unknown) =>
-        request(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const client = await tenantClient(httpTransport(base), tenant);
       const products = Array.from({ length: 500 }, (_, at) => ({
         code: `P${n}-${at}`,
         description: 'pooled',
       }));
-      assert.equal((await post('/api/products/batch-create', products)).status, 201);
+      assert.equal((await client.post('/api/products/batch-create', products)).status, 201);
       const stocks = products.map((product) => ({ product_code: product.code, location: 'L1', quantity: 5 }));
-      assert.equal((await post('/api/stocks/batch-create', stocks)).status, 201);
+      assert.equal((await client.post('/api/stocks/batch-create', stocks)).status, 201);
       for (let round = 0; round < 10; round++) {
         const answers = await Promise.all([
-          request(`${base}/v1/customers?limit=10`, { headers }),
-          request(`${base}/v1/deliveries/pending?limit=10`, { headers }),
-          post('/api/products/batch-create', products.slice(round * 10, round * 10 + 50)),
-          request(`${base}/ready`),
+          client.get('/v1/customers?limit=10'),
+          client.get('/v1/deliveries/pending?limit=10'),
+          client.post('/api/products/batch-create', products.slice(round * 10, round * 10 + 50)),
+          client.transport.send({ path: '/ready' }),
         ]);
         assert.deepEqual(
           answers.map((answer) => answer.status),
@@ -111,10 +109,11 @@ describe('behind PgBouncer in transaction mode', {
 
     // A pooler whose server stopped answering (PAUSE holds every query, as a server that is down
     // does until query_wait_timeout): the client gives up after the statement timeout, not the pooler's.
+    const first = httpTransport(instances[0]!);
     await bouncer.admin('PAUSE');
     try {
       const started = Date.now();
-      const ready = await request(`${instances[0]}/ready`);
+      const ready = await first.send({ path: '/ready' });
       const waited = Date.now() - started;
       assert.equal(ready.status, 503);
       assert.ok(waited < STATEMENT_TIMEOUT_MS + 4_000, `answered after ${waited} ms`);
@@ -122,7 +121,7 @@ describe('behind PgBouncer in transaction mode', {
       await bouncer.admin('RESUME');
     }
     let attempts = 0;
-    while ((await request(`${instances[0]}/ready`)).status !== 200) {
+    while ((await first.send({ path: '/ready' })).status !== 200) {
       assert.ok(++attempts < 20, 'ready again after RESUME');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { fetchedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { PGLITE_STATEMENT_ROWS } from '../../src/db/pglite.js';
 import { startServer } from '../../src/server.js';
@@ -27,15 +28,10 @@ for (const backend of servedBackends) {
         }),
       );
       try {
-        const tenant = await createTenant(server.db, 'served');
-        const headers = await fetchedHeaders(server.url, tenant);
+        const tenant = await tenantClient(httpTransport(server.url), await createTenant(server.db, 'served'));
         const products = Array.from({ length: ROWS }, (_, at) => ({ code: `S${at}`, description: 'served' }));
-        const upload = await fetch(`${server.url}/api/products/batch-create`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
-          body: JSON.stringify(products),
-        });
-        assert.equal(upload.status, 201, await upload.text());
+        const upload = await tenant.post('/api/products/batch-create', products);
+        assert.equal(upload.status, 201, upload.text);
 
         // The write told the upkeep, which analysed the table before answering: without it PostgreSQL's
         // reltuples stays -1 until autovacuum comes (a minute or more), PGlite's for ever.

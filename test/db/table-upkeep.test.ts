@@ -139,7 +139,7 @@ describe('TableUpkeep', () => {
       await migrate(db);
       const tenant = await appForNewTenant(db);
       const counted = async (name: string) => {
-        const text = await tenant.app.metrics.registry.metrics();
+        const text = await tenant.transport.app.metrics.registry.metrics();
         const line = text.split('\n').find((l) => l.startsWith(`${name} `));
         return line === undefined ? undefined : Number(line.split(' ')[1]);
       };

@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type pg from 'pg';
-import {
-  adminClient,
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
-  requireDatabaseUrl,
-  type ServerProcess,
-  sleep,
-  startServerProcess,
-  tenantOn,
-  waitForStatement,
-  waitIdle,
-} from '../helpers/faults-server.js';
+import { after, describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
+import type { Database } from '../../src/db/database.js';
+import { faultSuite } from '../helpers/fault-suite.js';
+import { sleep, waitForStatement, waitIdle } from '../helpers/faults-server.js';
 import { customer, delivery, item } from '../helpers/read-data.js';
 
 /*
@@ -24,11 +16,7 @@ import { customer, delivery, item } from '../helpers/read-data.js';
  * batch would show as a mix of old and new values.
  */
 
-const serverUrl = requireDatabaseUrl();
 const N = 10_000;
-
-type Db = Awaited<ReturnType<typeof FaultDatabase>>;
-type Tenant = Awaited<ReturnType<typeof tenantOn>>;
 
 interface Kind {
   name: string;
@@ -38,7 +26,7 @@ interface Kind {
   /** Preloads the old version for upserts; nothing for insert-if-absent. */
   preload: boolean;
   /** What the tables of the tenant hold: 'none', 'old', 'new', or a description of a broken state. */
-  state(db: Db['db'], tenantId: number): Promise<string>;
+  state(db: Database, tenantId: number): Promise<string>;
 }
 
 const KINDS: Kind[] = [
@@ -110,41 +98,31 @@ const figures: Figures = { rounds: 0, killedMidStatement: 0, outcomes: {} };
 after(() => console.log(`# atomicity: ${JSON.stringify(figures)}`));
 
 /** Products P0..P9 that the prices refer to, and the old version of an upsert batch. */
-async function prepare(kind: Kind, tenant: Tenant, base: string) {
+async function prepare(kind: Kind, tenant: TenantClient) {
   const products = await tenant.post(
-    base,
     '/api/products/batch-create',
     Array.from({ length: 10 }, (_, i) => ({ code: `P${i}`, description: `product ${i}` })),
   );
   assert.equal(products.status, 201, products.text);
   if (kind.preload) {
-    const old = await tenant.post(base, kind.path, kind.batch('old'));
+    const old = await tenant.post(kind.path, kind.batch('old'));
     assert.equal(old.status, 201, old.text);
   }
 }
 
 describe('atomicity under killed connections and killed processes', () => {
-  let database: Db;
-  let admin: pg.Client;
-  before(async () => {
-    database = await faultDatabase(serverUrl);
-    admin = await adminClient(serverUrl);
-  });
-  after(async () => {
-    await admin?.end();
-    await database?.drop();
-  });
+  const suite = faultSuite();
 
   test('pg_terminate_backend while a 10,000-item batch runs: all of it or none; the service keeps serving', async () => {
-    const server = await startServerProcess(database.url);
-    after(() => server.kill());
+    const { database, admin } = suite;
+    const server = await suite.startServer();
     for (let round = 0; round < 9; round++) {
       const kind = KINDS[round % KINDS.length]!;
-      const tenant = await tenantOn(database.db, server.url);
-      await prepare(kind, tenant, server.url);
-      const before = await kind.state(database.db, tenant.tenantId);
+      const tenant = await suite.newTenant(server);
+      await prepare(kind, tenant);
+      const before = await kind.state(database.db, tenant.tenant.tenantId);
       const body = JSON.stringify(kind.batch('new'));
-      const sent = tenant.post(server.url, kind.path, body);
+      const sent = tenant.post(kind.path, body);
       const pid = await waitForStatement(admin, database.name, 'WITH written', 20_000);
       assert.ok(pid, `${kind.name}: the write statement was seen running`);
       // Somewhere inside the statement: at once, or up to 60 ms into it (the fastest of these
@@ -155,7 +133,7 @@ describe('atomicity under killed connections and killed processes', () => {
       ]);
       const answer = await sent;
       await waitIdle(admin, database.name, 20_000);
-      const state = await kind.state(database.db, tenant.tenantId);
+      const state = await kind.state(database.db, tenant.tenant.tenantId);
       figures.rounds++;
       figures.outcomes[`terminate ${answer.status} ${state}`] =
         (figures.outcomes[`terminate ${answer.status} ${state}`] ?? 0) + 1;
@@ -169,9 +147,9 @@ describe('atomicity under killed connections and killed processes', () => {
         assert.match(answer.body.errors[0].message, /^Error connecting to database: /);
         assert.equal(state, before, `${kind.name}: refused, so nothing written (was ${before}, is ${state})`);
         // The client was told it failed; sending the same batch again is safe and completes it.
-        const again = await tenant.post(server.url, kind.path, body);
+        const again = await tenant.post(kind.path, body);
         assert.equal(again.status, 201, again.text);
-        assert.equal(await kind.state(database.db, tenant.tenantId), 'new');
+        assert.equal(await kind.state(database.db, tenant.tenant.tenantId), 'new');
       }
       assert.ok(server.alive(), 'the server process survived');
     }
@@ -184,15 +162,15 @@ describe('atomicity under killed connections and killed processes', () => {
   });
 
   test('SIGKILL of the server while a 10,000-item batch is read or written: all of it or none', async () => {
+    const { database, admin } = suite;
     for (let round = 0; round < 6; round++) {
       const kind = KINDS[round % KINDS.length]!;
-      const server: ServerProcess = await startServerProcess(database.url);
-      after(() => server.kill());
-      const tenant = await tenantOn(database.db, server.url);
-      await prepare(kind, tenant, server.url);
-      const before = await kind.state(database.db, tenant.tenantId);
+      const server = await suite.startServer();
+      const tenant = await suite.newTenant(server);
+      await prepare(kind, tenant);
+      const before = await kind.state(database.db, tenant.tenant.tenantId);
       const body = JSON.stringify(kind.batch('new'));
-      const sent = tenant.post(server.url, kind.path, body);
+      const sent = tenant.post(kind.path, body);
       if (round % 2 === 0) {
         // While the statement runs.
         const pid = await waitForStatement(admin, database.name, 'WITH written', 20_000);
@@ -208,7 +186,7 @@ describe('atomicity under killed connections and killed processes', () => {
       await server.exited;
       // PostgreSQL runs a statement whose client died to its end (then commits or rolls back).
       await waitIdle(admin, database.name, 30_000);
-      const state = await kind.state(database.db, tenant.tenantId);
+      const state = await kind.state(database.db, tenant.tenant.tenantId);
       figures.rounds++;
       figures.outcomes[`sigkill ${answer.status} ${state}`] =
         (figures.outcomes[`sigkill ${answer.status} ${state}`] ?? 0) + 1;
@@ -217,11 +195,10 @@ describe('atomicity under killed connections and killed processes', () => {
       if (answer.status === 201) assert.equal(state, 'new');
 
       // A new process serves again, and the batch sent again completes it (retries are safe).
-      const next = await startServerProcess(database.url);
-      after(() => next.kill());
-      const again = await tenant.post(next.url, kind.path, body);
+      const next = await suite.startServer();
+      const again = await tenant.over(httpTransport(next.url)).post(kind.path, body);
       assert.equal(again.status, 201, again.text);
-      assert.equal(await kind.state(database.db, tenant.tenantId), 'new');
+      assert.equal(await kind.state(database.db, tenant.tenant.tenantId), 'new');
       await next.kill();
     }
   });

@@ -1,19 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type pg from 'pg';
-import {
-  adminClient,
-  call,
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
-  requireDatabaseUrl,
-  sleep,
-  startServerProcess,
-  tenantOn,
-  waitForStatement,
-  waitIdle,
-  within,
-} from '../helpers/faults-server.js';
+import { after, describe, test } from 'node:test';
+import type { Database } from '../../src/db/database.js';
+import { faultSuite } from '../helpers/fault-suite.js';
+import { sleep, waitForStatement, waitIdle, within } from '../helpers/faults-server.js';
 import { customer } from '../helpers/read-data.js';
 
 /*
@@ -22,14 +11,12 @@ import { customer } from '../helpers/read-data.js';
  * or, if it had not started, is refused: never half-written.
  */
 
-const serverUrl = requireDatabaseUrl();
 const N = 10_000;
-type Db = Awaited<ReturnType<typeof FaultDatabase>>;
 
 const batch = (version: string) =>
   JSON.stringify(Array.from({ length: N }, (_, i) => customer(`C${i}`, { name: `${version} ${i}` })));
 
-async function versions(db: Db['db'], tenantId: number): Promise<string> {
+async function versions(db: Database, tenantId: number): Promise<string> {
   const rows = await db.query<{ v: string; n: number }>(
     `SELECT split_part(name, ' ', 1) AS v, count(*)::int AS n FROM customers WHERE tenant_id = $1 GROUP BY 1`,
     [tenantId],
@@ -42,24 +29,15 @@ const outcomes: Record<string, number> = {};
 after(() => console.log(`# shutdown: ${JSON.stringify(outcomes)}`));
 
 describe('graceful shutdown', () => {
-  let database: Db;
-  let admin: pg.Client;
-  before(async () => {
-    database = await faultDatabase(serverUrl);
-    admin = await adminClient(serverUrl);
-  });
-  after(async () => {
-    await admin?.end();
-    await database?.drop();
-  });
+  const suite = faultSuite();
 
   test('SIGTERM with a 10,000-item batch in flight: it completes or is refused whole; exit code 0', async () => {
+    const { database, admin } = suite;
     for (let round = 0; round < 6; round++) {
-      const server = await startServerProcess(database.url);
-      after(() => server.kill());
-      const tenant = await tenantOn(database.db, server.url);
-      assert.equal((await tenant.post(server.url, '/api/customers/batch-create', batch('old'))).status, 201);
-      const sent = tenant.post(server.url, '/api/customers/batch-create', batch('new'));
+      const server = await suite.startServer();
+      const tenant = await suite.newTenant(server);
+      assert.equal((await tenant.post('/api/customers/batch-create', batch('old'))).status, 201);
+      const sent = tenant.post('/api/customers/batch-create', batch('new'));
       if (round % 2 === 0) {
         assert.ok(await waitForStatement(admin, database.name, 'WITH written', 20_000), 'statement seen');
         await sleep(Math.random() * 100);
@@ -72,13 +50,13 @@ describe('graceful shutdown', () => {
       const handled = Date.now();
       while (!server.logs().includes('"msg":"shutting down"') && Date.now() - handled < 10_000)
         await sleep(5);
-      const late = await call(`${server.url}/v1/customers`, { headers: tenant.headers, timeoutMs: 10_000 });
+      const late = await tenant.send({ path: '/v1/customers', timeoutMs: 10_000 });
       const answer = await sent;
       const exit = await within(server.exited, 30_000);
       assert.ok(exit, `exited within 30 s of SIGTERM:\n${server.logs().slice(-2000)}`);
       assert.deepEqual(exit, { code: 0, signal: null }, server.logs().slice(-2000));
       await waitIdle(admin, database.name, 10_000);
-      const state = await versions(database.db, tenant.tenantId);
+      const state = await versions(database.db, tenant.tenant.tenantId);
       const key = `${answer.status} ${state} (new request: ${late.status})`;
       outcomes[key] = (outcomes[key] ?? 0) + 1;
 
@@ -102,10 +80,9 @@ describe('graceful shutdown', () => {
   });
 
   test('SIGTERM with idle keep-alive connections and no request: exit 0 at once', async () => {
-    const server = await startServerProcess(database.url);
-    after(() => server.kill());
-    const tenant = await tenantOn(database.db, server.url);
-    for (let n = 0; n < 5; n++) assert.equal((await tenant.get(server.url, '/v1/customers')).status, 200);
+    const server = await suite.startServer();
+    const tenant = await suite.newTenant(server);
+    for (let n = 0; n < 5; n++) assert.equal((await tenant.get('/v1/customers')).status, 200);
     const signalled = Date.now();
     server.child.kill('SIGTERM');
     assert.deepEqual(await server.exited, { code: 0, signal: null });

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
-  requireDatabaseUrl,
-  startServerProcess,
-  tenantOn,
-} from '../helpers/faults-server.js';
+import { describe, test } from 'node:test';
+import { faultSuite, secretsOf } from '../helpers/fault-suite.js';
+import { errorLines } from '../helpers/faults-server.js';
 import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
 
 /*
@@ -16,24 +11,18 @@ import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/
  * a model of what was acknowledged with 201 (see test/helpers/faults-workload.ts).
  */
 
-const serverUrl = requireDatabaseUrl();
 const DURATION_MS = 15_000;
 const CLIENTS = 12;
 
 describe('concurrency on one server', () => {
-  let database: Awaited<ReturnType<typeof FaultDatabase>>;
-  before(async () => {
-    database = await faultDatabase(serverUrl);
-  });
-  after(() => database?.drop());
+  const suite = faultSuite();
 
   test(`${CLIENTS} clients for ${DURATION_MS / 1000} s: no 5xx, no deadlock, tables equal the model`, async () => {
-    const server = await startServerProcess(database.url, { DB_POOL_SIZE: '6' });
-    after(() => server.kill());
-    const tenant = await tenantOn(database.db, server.url);
-    await seedWorkloadProducts(server.url, tenant);
-    const result = await runWorkload([server.url], tenant, { clients: CLIENTS, durationMs: DURATION_MS });
-    const { problems, checked } = await compareWithModel(database.db, tenant.tenantId, result);
+    const server = await suite.startServer({ DB_POOL_SIZE: '6' });
+    const tenant = await suite.newTenant(server);
+    await seedWorkloadProducts(tenant);
+    const result = await runWorkload([tenant], { clients: CLIENTS, durationMs: DURATION_MS });
+    const { problems, checked } = await compareWithModel(suite.database.db, tenant.tenant.tenantId, result);
     console.log(
       `# concurrency: ${result.requests} requests ${JSON.stringify(result.byStatus)}, ${checked} keys checked, ` +
         `${result.acknowledged.size} deliveries acknowledged`,
@@ -42,19 +31,13 @@ describe('concurrency on one server', () => {
     assert.deepEqual(problems, [], 'the tables equal the model');
     assert.ok(result.requests > 200, `enough requests: ${result.requests}`);
     assert.ok(server.alive());
-    const errors = server
-      .logs()
-      .split('\n')
-      .filter(
-        (line) =>
-          /"level":(50|60)/.test(line) || /deadlock|"code":"40(P01|001)"|SQLSTATE 40(P01|001)/.test(line),
-      );
-    assert.deepEqual(errors, [], 'no error and no deadlock in the log');
-    for (const secret of tenant.secrets) assert.ok(!server.logs().includes(secret), 'no secret in the log');
+    assert.deepEqual(errorLines(server), [], 'no error and no deadlock in the log');
+    for (const secret of secretsOf(tenant))
+      assert.ok(!server.logs().includes(secret), 'no secret in the log');
     // The list totals kept by triggers agree with the rows after all of it.
-    const customers = await tenant.get(server.url, '/v1/customers?limit=1');
+    const customers = await tenant.get('/v1/customers?limit=1');
     assert.equal(customers.body.meta.totalItems, result.createdCounts.customers);
-    const pending = await tenant.get(server.url, '/v1/deliveries/pending?limit=1');
+    const pending = await tenant.get('/v1/deliveries/pending?limit=1');
     assert.equal(pending.body.meta.totalItems, result.createdCounts.deliveries - result.acknowledged.size);
   });
 });

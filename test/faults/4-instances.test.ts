@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { httpTransport } from '../../kit/transport.js';
 import { leaseSize, RATE_LIMIT_WINDOW_SECONDS } from '../../src/http/rate-limit.js';
-import {
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
-  requireDatabaseUrl,
-  startServerProcess,
-  tenantOn,
-} from '../helpers/faults-server.js';
+import { faultSuite, secretsOf } from '../helpers/fault-suite.js';
+import { errorLines } from '../helpers/faults-server.js';
 import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
 
 /*
@@ -18,7 +14,6 @@ import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/
  * row per key (in blocks claimed by each instance): the same guarantees as on one instance.
  */
 
-const serverUrl = requireDatabaseUrl();
 const DURATION_MS = 12_000;
 const CLIENTS = 12;
 const MIGRATIONS = readdirSync(new URL('../../src/db/migrations/', import.meta.url)).filter((f) =>
@@ -26,21 +21,13 @@ const MIGRATIONS = readdirSync(new URL('../../src/db/migrations/', import.meta.u
 );
 
 describe('two instances on one PostgreSQL', () => {
-  let database: Awaited<ReturnType<typeof FaultDatabase>>;
-  before(async () => {
-    database = await faultDatabase(serverUrl, false);
-  });
-  after(() => database?.drop());
+  const suite = faultSuite({ migrated: false });
 
   test('started together on an empty database: each migration applied once, both serve', async () => {
     // A generous limit: every request goes through the shared counter, none is refused.
     const env = { DB_POOL_SIZE: '5', RATE_LIMIT_PER_MINUTE: '1000000' };
-    const [one, two] = await Promise.all([
-      startServerProcess(database.url, env),
-      startServerProcess(database.url, env),
-    ]);
-    after(() => one.kill());
-    after(() => two.kill());
+    const { database } = suite;
+    const [one, two] = await Promise.all([suite.startServer(env), suite.startServer(env)]);
     const applied = await database.db.query<{ name: string; n: number }>(
       'SELECT name, count(*)::int AS n FROM schema_migrations GROUP BY name ORDER BY name',
     );
@@ -50,7 +37,8 @@ describe('two instances on one PostgreSQL', () => {
     );
     assert.ok(applied.every((r) => r.n === 1));
 
-    const tenant = await tenantOn(database.db, one.url);
+    const tenant = await suite.newTenant(one);
+    const onTwo = tenant.over(httpTransport(two.url));
     // The rate limit's window on the database clock, as the claims compute it.
     const windowNow = async () => {
       const [row] = await database.db.query<{ n: string }>(
@@ -60,12 +48,12 @@ describe('two instances on one PostgreSQL', () => {
       return row!.n;
     };
     const firstWindow = await windowNow();
-    await seedWorkloadProducts(two.url, tenant);
-    const result = await runWorkload([one.url, two.url], tenant, {
+    await seedWorkloadProducts(onTwo);
+    const result = await runWorkload([tenant, onTwo], {
       clients: CLIENTS,
       durationMs: DURATION_MS,
     });
-    const { problems, checked } = await compareWithModel(database.db, tenant.tenantId, result);
+    const { problems, checked } = await compareWithModel(database.db, tenant.tenant.tenantId, result);
     console.log(
       `# instances: ${result.requests} requests ${JSON.stringify(result.byStatus)}, ${checked} keys checked, ` +
         `${result.acknowledged.size} deliveries acknowledged`,
@@ -75,15 +63,9 @@ describe('two instances on one PostgreSQL', () => {
     assert.ok(result.requests > 200, `enough requests: ${result.requests}`);
     for (const server of [one, two]) {
       assert.ok(server.alive());
-      const errors = server
-        .logs()
-        .split('\n')
-        .filter(
-          (line) =>
-            /"level":(50|60)/.test(line) || /deadlock|"code":"40(P01|001)"|SQLSTATE 40(P01|001)/.test(line),
-        );
-      assert.deepEqual(errors, [], 'no error and no deadlock in the log');
-      for (const secret of tenant.secrets) assert.ok(!server.logs().includes(secret), 'no secret in the log');
+      assert.deepEqual(errorLines(server), [], 'no error and no deadlock in the log');
+      for (const secret of secretsOf(tenant))
+        assert.ok(!server.logs().includes(secret), 'no secret in the log');
     }
     // The shared counter saw every authenticated request of the key, through both instances
     // (+1: the seeding of products), in blocks: each instance may hold part of its last block unused.

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type pg from 'pg';
+import { FORM, tokenForm } from '../../kit/token.js';
+import type { Answer } from '../../kit/transport.js';
+import { faultSuite } from '../helpers/fault-suite.js';
 import {
-  type Answer,
-  adminClient,
-  call,
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
   postgresCluster,
   postgresIsReady,
   requireDatabaseUrl,
   sleep,
-  startServerProcess,
-  tenantOn,
   waitForStatement,
 } from '../helpers/faults-server.js';
 import { customer, delivery } from '../helpers/read-data.js';
@@ -51,29 +46,22 @@ function assertConnectionError(answer: Answer, what: string) {
 let slowest = 0;
 
 describe('database outage', () => {
-  let database: Awaited<ReturnType<typeof FaultDatabase>>;
-  let admin: pg.Client;
-  before(async () => {
-    await ensurePostgresUp();
-    database = await faultDatabase(serverUrl);
-    admin = await adminClient(serverUrl);
-  });
-  after(async () => {
-    await ensurePostgresUp();
-    await admin?.end().catch(() => {});
-    await database?.drop();
-  });
+  // Registered first, so they run before the suite's own: its setup and its drop need PostgreSQL up.
+  before(ensurePostgresUp);
+  after(ensurePostgresUp);
+  const suite = faultSuite();
 
   test('PostgreSQL stopped and started again under a running server', async () => {
-    const server = await startServerProcess(database.url, { DB_POOL_SIZE: '4' });
-    after(() => server.kill());
-    const tenant = await tenantOn(database.db, server.url);
+    const { database, admin } = suite;
+    const server = await suite.startServer({ DB_POOL_SIZE: '4' });
+    const tenant = await suite.newTenant(server);
+    // The same server without the tenant's credentials: /ready, /health, POST /token by hand.
+    const { transport } = tenant;
     const upsert = (version: string) =>
       JSON.stringify(Array.from({ length: N }, (_, i) => customer(`C${i}`, { name: `${version} ${i}` })));
-    assert.equal((await tenant.post(server.url, '/api/customers/batch-create', upsert('old'))).status, 201);
+    assert.equal((await tenant.post('/api/customers/batch-create', upsert('old'))).status, 201);
     assert.equal(
-      (await tenant.post(server.url, '/api/deliveries/batch-create', [delivery('D1'), delivery('D2')]))
-        .status,
+      (await tenant.post('/api/deliveries/batch-create', [delivery('D1'), delivery('D2')])).status,
       201,
     );
     const figures = { requests: 0, slowestAnswerMs: 0, stoppedForMs: 0, readyAfterStartMs: 0, inFlight: '' };
@@ -81,7 +69,7 @@ describe('database outage', () => {
     let stoppedAt = 0;
     try {
       // A batch in flight when the database goes away: it is written whole or not at all.
-      const inFlight = tenant.post(server.url, '/api/customers/batch-create', upsert('new'));
+      const inFlight = tenant.post('/api/customers/batch-create', upsert('new'));
       assert.ok(await waitForStatement(admin, database.name, 'WITH written', 20_000), 'statement seen');
       await admin.end().catch(() => {});
       stoppedAt = Date.now();
@@ -93,33 +81,30 @@ describe('database outage', () => {
       // During the outage: every kind of request answers at once, none hangs, the process lives.
       for (let round = 0; round < 3; round++) {
         const answers = await Promise.all([
-          tenant.post(server.url, '/api/customers/batch-create', [customer('X1')]),
-          tenant.post(server.url, '/api/products/batch-create', [{ code: 'P1', description: 'x' }]),
-          tenant.post(server.url, '/v1/deliveries/acknowledge', ['D1']),
-          tenant.get(server.url, '/v1/customers'),
-          tenant.get(server.url, '/v1/deliveries/pending'),
+          tenant.post('/api/customers/batch-create', [customer('X1')]),
+          tenant.post('/api/products/batch-create', [{ code: 'P1', description: 'x' }]),
+          tenant.post('/v1/deliveries/acknowledge', ['D1']),
+          tenant.get('/v1/customers'),
+          tenant.get('/v1/deliveries/pending'),
         ]);
         figures.requests += answers.length;
         for (const [n, answer] of answers.entries())
           assertConnectionError(answer, `round ${round} request ${n}`);
-        const ready = await call(`${server.url}/ready`, { timeoutMs: 10_000 });
+        const ready = await transport.send({ path: '/ready', timeoutMs: 10_000 });
         assert.equal(ready.status, 503, ready.text);
         assert.ok(ready.ms < ANSWER_WITHIN_MS, `/ready answered in ${ready.ms} ms`);
         slowest = Math.max(slowest, ready.ms);
-        const health = await call(`${server.url}/health`);
+        const health = await transport.send({ path: '/health' });
         assert.equal(health.status, 200);
         figures.requests += 2;
         assert.ok(server.alive(), 'the process is still running');
       }
       // A token cannot be issued without the database either: a 500, not a hang and not a 401.
-      const token = await call(`${server.url}/token`, {
+      const token = await transport.send({
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: tenant.tenant.clientId,
-          client_secret: tenant.tenant.clientSecret,
-        }).toString(),
+        path: '/token',
+        headers: { 'content-type': FORM },
+        body: tokenForm(tenant.tenant),
       });
       figures.requests++;
       assertConnectionError(token, 'POST /token');
@@ -132,10 +117,10 @@ describe('database outage', () => {
     const started = Date.now();
     while (!(await postgresIsReady(serverUrl)) && Date.now() - started < 60_000) await sleep(100);
     const upAt = Date.now();
-    let ready = await call(`${server.url}/ready`);
+    let ready = await transport.send({ path: '/ready' });
     while (ready.status !== 200 && Date.now() - upAt < 10_000) {
       await sleep(100);
-      ready = await call(`${server.url}/ready`);
+      ready = await transport.send({ path: '/ready' });
     }
     figures.readyAfterStartMs = Date.now() - upAt;
     assert.equal(ready.status, 200, `ready within 10 s of PostgreSQL accepting connections: ${ready.text}`);
@@ -145,15 +130,15 @@ describe('database outage', () => {
     const rows = await database.db.query<{ v: string; n: number }>(
       `SELECT split_part(name, ' ', 1) AS v, count(*)::int AS n FROM customers
        WHERE tenant_id = $1 AND code LIKE 'C%' GROUP BY 1`,
-      [tenant.tenantId],
+      [tenant.tenant.tenantId],
     );
     assert.equal(rows.length, 1, `one version only: ${JSON.stringify(rows)}`);
     assert.equal(rows[0]!.n, N);
     if (figures.inFlight === '201') assert.equal(rows[0]!.v, 'new');
-    const again = await tenant.post(server.url, '/api/customers/batch-create', upsert('new'));
+    const again = await tenant.post('/api/customers/batch-create', upsert('new'));
     assert.equal(again.status, 201, again.text);
-    assert.equal((await tenant.get(server.url, '/v1/customers?limit=1')).body.meta.totalItems, N);
-    const ack = await tenant.post(server.url, '/v1/deliveries/acknowledge', ['D1']);
+    assert.equal((await tenant.get('/v1/customers?limit=1')).body.meta.totalItems, N);
+    const ack = await tenant.post('/v1/deliveries/acknowledge', ['D1']);
     assert.equal(ack.status, 200);
     assert.equal(ack.body.acknowledged, 1);
     assert.match(server.logs(), /"msg":"database pool error"|"msg":"request failed"/);

@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import type pg from 'pg';
-import {
-  adminClient,
-  call,
-  type faultDatabase as FaultDatabase,
-  faultDatabase,
-  requireDatabaseUrl,
-  sleep,
-  startServerProcess,
-  tenantOn,
-  waitForStatement,
-  waitIdle,
-} from '../helpers/faults-server.js';
+import { describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
+import type { Database } from '../../src/db/database.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { faultSuite } from '../helpers/fault-suite.js';
+import { sleep, waitForStatement, waitIdle } from '../helpers/faults-server.js';
 import { delivery, item } from '../helpers/read-data.js';
 
 /*
@@ -23,17 +16,13 @@ import { delivery, item } from '../helpers/read-data.js';
  * first, both); the retry with the same key then writes once, and a further retry is the replay.
  */
 
-const serverUrl = requireDatabaseUrl();
 const N = 10_000;
 const PATH = '/api/deliveries/batch-create';
-
-type Db = Awaited<ReturnType<typeof FaultDatabase>>;
-type Tenant = Awaited<ReturnType<typeof tenantOn>>;
 
 const body = JSON.stringify(Array.from({ length: N }, (_, i) => delivery(`D${i}`, { items: [item(1)] })));
 
 /** 'none' (no rows, no kept answer), 'both' (all rows and the kept answer), else what is broken. */
-async function state(db: Db['db'], tenantId: number, key: string): Promise<string> {
+async function state(db: Database, tenantId: number, key: string): Promise<string> {
   const [row] = await db.query<{ d: number; i: number; k: number }>(
     `SELECT (SELECT count(*)::int FROM deliveries WHERE tenant_id = $1) AS d,
             (SELECT count(*)::int FROM delivery_items WHERE tenant_id = $1) AS i,
@@ -45,45 +34,32 @@ async function state(db: Db['db'], tenantId: number, key: string): Promise<strin
   return `broken: ${JSON.stringify(row)}`;
 }
 
-function post(tenant: Tenant, base: string, key: string) {
-  return call(`${base}${PATH}`, {
-    method: 'POST',
-    headers: { ...tenant.headers, 'content-type': 'application/json', 'idempotency-key': key },
-    body,
-  });
+function post(tenant: TenantClient, key: string) {
+  return tenant.post(PATH, body, { 'idempotency-key': key });
 }
 
 /** The retries after a kill: the first writes once (or replays what committed), the next replays. */
-async function retries(database: Db, tenant: Tenant, base: string, key: string, was: string) {
-  const again = await post(tenant, base, key);
+async function retries(db: Database, tenant: TenantClient<NewTenant>, key: string, was: string) {
+  const again = await post(tenant, key);
   assert.equal(again.status, 201, again.text);
   if (was === 'none') assert.equal(again.body.created, N, 'nothing was written before: all created now');
-  assert.equal(await state(database.db, tenant.tenantId, key), 'both');
-  const replay = await post(tenant, base, key);
+  assert.equal(await state(db, tenant.tenant.tenantId, key), 'both');
+  const replay = await post(tenant, key);
   assert.equal(replay.status, 201);
   assert.equal(replay.text, again.text);
 }
 
 describe('Idempotency-Key under killed connections and killed processes', () => {
-  let database: Db;
-  let admin: pg.Client;
-  before(async () => {
-    database = await faultDatabase(serverUrl);
-    admin = await adminClient(serverUrl);
-  });
-  after(async () => {
-    await admin?.end();
-    await database?.drop();
-  });
+  const suite = faultSuite();
 
   test('pg_terminate_backend while the keyed batch writes: neither rows nor answer; the retry writes once', async () => {
-    const server = await startServerProcess(database.url);
-    after(() => server.kill());
+    const { database, admin } = suite;
+    const server = await suite.startServer();
     let killedMidStatement = 0;
     for (let round = 0; round < 3; round++) {
-      const tenant = await tenantOn(database.db, server.url);
+      const tenant = await suite.newTenant(server);
       const key = randomUUID();
-      const sent = post(tenant, server.url, key);
+      const sent = post(tenant, key);
       const pid = await waitForStatement(admin, database.name, 'WITH written', 20_000);
       assert.ok(pid, 'the write statement was seen running');
       await sleep(Math.random() * 40);
@@ -92,7 +68,7 @@ describe('Idempotency-Key under killed connections and killed processes', () => 
       ]);
       const answer = await sent;
       await waitIdle(admin, database.name, 20_000);
-      const was = await state(database.db, tenant.tenantId, key);
+      const was = await state(database.db, tenant.tenant.tenantId, key);
       assert.ok(was === 'none' || was === 'both', was);
       if (answer.status === 201) assert.equal(was, 'both');
       else {
@@ -100,18 +76,18 @@ describe('Idempotency-Key under killed connections and killed processes', () => 
         assert.equal(was, 'none', '5xx: nothing written, nothing kept');
         if (rows[0]!.killed) killedMidStatement++;
       }
-      await retries(database, tenant, server.url, key, was);
+      await retries(database.db, tenant, key, was);
     }
     assert.ok(killedMidStatement >= 1, 'at least one statement was killed mid-way');
   });
 
   test('SIGKILL of the server while the keyed batch writes: neither rows nor answer; a new process writes once, then replays', async () => {
+    const { database, admin } = suite;
     for (let round = 0; round < 2; round++) {
-      const server = await startServerProcess(database.url);
-      after(() => server.kill());
-      const tenant = await tenantOn(database.db, server.url);
+      const server = await suite.startServer();
+      const tenant = await suite.newTenant(server);
       const key = randomUUID();
-      const sent = post(tenant, server.url, key);
+      const sent = post(tenant, key);
       const pid = await waitForStatement(admin, database.name, 'WITH written', 20_000);
       assert.ok(pid, 'the write statement was seen running');
       await sleep(Math.random() * 40);
@@ -119,13 +95,12 @@ describe('Idempotency-Key under killed connections and killed processes', () => 
       const answer = await sent;
       await server.exited;
       await waitIdle(admin, database.name, 30_000);
-      const was = await state(database.db, tenant.tenantId, key);
+      const was = await state(database.db, tenant.tenant.tenantId, key);
       assert.ok(was === 'none' || was === 'both', was);
       if (answer.status === 201) assert.equal(was, 'both');
       // The key is not stuck "in progress": its lock ended with the connection.
-      const next = await startServerProcess(database.url);
-      after(() => next.kill());
-      await retries(database, tenant, next.url, key, was);
+      const next = await suite.startServer();
+      await retries(database.db, tenant.over(httpTransport(next.url)), key, was);
       await next.kill();
     }
   });

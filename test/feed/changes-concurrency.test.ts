@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
 import type { Database } from '../../src/db/database.js';
 import { products } from '../../src/resources/products.js';
 import { random } from '../../src/seed/generate.js';
 import { buildWriteSql } from '../../src/sql/batch-write.js';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 
@@ -52,7 +53,7 @@ class Reader {
   readonly seen: Values = new Map();
   pages = 0;
   constructor(
-    private readonly tenant: TenantApp,
+    private readonly tenant: TenantClient,
     /** Values that are not committed (yet, or ever): never to be read. */
     private readonly unseen: Set<string>,
   ) {}
@@ -94,7 +95,7 @@ async function runModel(db: Database, overlap: boolean, seed: number): Promise<v
     return [...keys];
   };
   const commit = async (values: Values) => {
-    await db.transaction((tx) => tx.query(WRITE_SQL, writeParams(tenant.tenantId, values)));
+    await db.transaction((tx) => tx.query(WRITE_SQL, writeParams(tenant.tenant.tenantId, values)));
     for (const [key, value] of values) model.set(key, value);
   };
 
@@ -114,7 +115,7 @@ async function runModel(db: Database, overlap: boolean, seed: number): Promise<v
         release = done;
       });
       heldDone = db.transaction(async (tx) => {
-        await tx.query(WRITE_SQL, writeParams(tenant.tenantId, held));
+        await tx.query(WRITE_SQL, writeParams(tenant.tenant.tenantId, held));
         written();
         await gate;
       });
@@ -133,7 +134,7 @@ async function runModel(db: Database, overlap: boolean, seed: number): Promise<v
         for (const value of doomed.values()) unseen.add(value);
         await assert.rejects(
           db.transaction(async (tx) => {
-            await tx.query(WRITE_SQL, writeParams(tenant.tenantId, doomed));
+            await tx.query(WRITE_SQL, writeParams(tenant.tenant.tenantId, doomed));
             throw new Error('rolled back');
           }),
           /rolled back/,

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import type { Queryable } from '../../src/db/database.js';
 import { RESTORED_AFTER_MESSAGE, STALE_AFTER_MESSAGE } from '../../src/feed/params.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { feedResourceNamed } from '../../src/resources/feed.js';
 import { batchResources } from '../../src/resources/index.js';
-import { appForNewTenant, seedProducts, type TenantApp } from '../helpers/app.js';
+import { appForNewTenant, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { BATCH_ENDPOINTS } from '../helpers/batch-items.js';
 import { feedCaughtUp } from '../helpers/feed.js';
@@ -20,27 +21,27 @@ import { customer, delivery, item } from '../helpers/read-data.js';
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
 /** A batch written and visible in the feed (other suites' transactions may hold it back a moment). */
-async function load(tenant: TenantApp, path: string, items: unknown[]) {
+async function load(tenant: TenantClient, path: string, items: unknown[]) {
   const response = await tenant.post(path, items);
   assert.equal(response.status, 201, JSON.stringify(response.body));
   await feedCaughtUp(db);
 }
 
-async function seed(tenant: TenantApp, codes: string[]) {
+async function seed(tenant: TenantClient, codes: string[]) {
   await seedProducts(tenant, codes);
   await feedCaughtUp(db);
 }
 
 let db: Queryable;
 
-async function changes(tenant: TenantApp, query: string) {
+async function changes(tenant: TenantClient, query: string) {
   const response = await tenant.get(`/v1/changes?${query}`);
   assert.equal(response.status, 200, JSON.stringify(response.body));
   return response.body as { data: any[]; next: string; hasMore: boolean };
 }
 
 /** Follows next until hasMore is false; every page's records. */
-async function drain(tenant: TenantApp, resource: string, after?: string, limit = 100) {
+async function drain(tenant: TenantClient, resource: string, after?: string, limit = 100) {
   const pages: any[][] = [];
   const cursors: string[] = [];
   let cursor = after;
@@ -120,7 +121,7 @@ for (const backend of backends()) {
         listed.sort((a: any, b: any) => a.code.localeCompare(b.code)),
       );
       const raw = (
-        await tenant.app.inject({
+        await tenant.transport.app.inject({
           method: 'GET',
           url: '/v1/changes?resource=customers',
           headers: tenant.headers,
@@ -331,7 +332,9 @@ for (const backend of backends()) {
       const { next } = await drain(tenant, 'products');
       // What migration 013 leaves: the rows there before it carry '-infinity', and the cursors handed
       // out before it no time.
-      await db.query("UPDATE products SET changed_at = '-infinity' WHERE tenant_id = $1", [tenant.tenantId]);
+      await db.query("UPDATE products SET changed_at = '-infinity' WHERE tenant_id = $1", [
+        tenant.tenant.tenantId,
+      ]);
       const { t, ...before } = JSON.parse(Buffer.from(next, 'base64url').toString('utf8'));
       assert.match(t, /^\d+$/);
       const old = cursorOf(before);
@@ -343,7 +346,7 @@ for (const backend of backends()) {
       );
       // A row behind such a cursor that changed since was written in another history: refused.
       await db.query("UPDATE products SET changed_at = now() WHERE tenant_id = $1 AND code = 'U2'", [
-        tenant.tenantId,
+        tenant.tenant.tenantId,
       ]);
       const refused = await tenant.get(`/v1/changes?resource=products&after=${old}`);
       assert.deepEqual(refused.body.errors, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }]);

@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fetchedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/open.js';
 import { STALE_AFTER_MESSAGE } from '../../src/feed/params.js';
@@ -38,12 +39,9 @@ async function serve(env: Record<string, string>, tenant?: NewTenant) {
     loadConfig({ PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', ...env }),
   );
   const owner = tenant ?? (await createTenant(server.db, 'renumbered'));
-  const headers = await fetchedHeaders(server.url, owner);
-  const changes = async (after?: string) => {
-    const query = `resource=products&limit=1000${after ? `&after=${after}` : ''}`;
-    const response = await fetch(`${server.url}/v1/changes?${query}`, { headers });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const client = await tenantClient(httpTransport(server.url), owner);
+  const changes = (after?: string) =>
+    client.get(`/v1/changes?resource=products&limit=1000${after ? `&after=${after}` : ''}`);
   return {
     server,
     tenant: owner,
@@ -54,12 +52,11 @@ async function serve(env: Record<string, string>, tenant?: NewTenant) {
       return body;
     },
     async upload(codes: string[]) {
-      const response = await fetch(`${server.url}/api/products/batch-create`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(codes.map((code) => ({ code, description: code }))),
-      });
-      assert.equal(response.status, 201, await response.text());
+      const response = await client.post(
+        '/api/products/batch-create',
+        codes.map((code) => ({ code, description: code })),
+      );
+      assert.equal(response.status, 201, response.text);
     },
   };
 }

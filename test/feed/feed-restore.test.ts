@@ -3,13 +3,13 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fetchedHeaders } from '../../kit/token.js';
+import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
+import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { RESTORED_AFTER_MESSAGE } from '../../src/feed/params.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 import { type PrivateCluster, startPrivateCluster } from '../helpers/private-cluster.js';
-import { request } from '../helpers/served-tenant.js';
 
 /*
  * The change feed after the database is brought back to an earlier point in the same cluster
@@ -37,22 +37,22 @@ interface Page {
   hasMore: boolean;
 }
 
-/** The tenant's calls, over HTTP to whatever instance is serving now (a token fetched per instance). */
+/** The tenant's calls, over HTTP to whatever instance is serving now (signed in once per instance). */
 function client(engine: Engine, tenant: NewTenant) {
-  const tokens = new WeakMap<RunningServer, Promise<Record<string, string>>>();
-  const headers = async () => {
+  const signedIn = new WeakMap<RunningServer, Promise<TenantClient>>();
+  const current = () => {
     const server = engine.server();
-    let made = tokens.get(server);
+    let made = signedIn.get(server);
     if (!made) {
-      made = fetchedHeaders(server.url, tenant);
-      tokens.set(server, made);
+      made = tenantClient(httpTransport(server.url), tenant);
+      signedIn.set(server, made);
     }
     return made;
   };
   return {
     async changes(after?: string) {
       const query = `resource=products&limit=1000${after ? `&after=${after}` : ''}`;
-      return request(`${engine.server().url}/v1/changes?${query}`, { headers: await headers() });
+      return (await current()).get(`/v1/changes?${query}`);
     },
     async page(after?: string): Promise<Page> {
       const { status, body } = await this.changes(after);
@@ -66,11 +66,10 @@ function client(engine: Engine, tenant: NewTenant) {
       assert.deepEqual(body.errors, [{ field: 'after', message: RESTORED_AFTER_MESSAGE }], when);
     },
     async upload(codes: string[]) {
-      const response = await request(`${engine.server().url}/api/products/batch-create`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(await headers()) },
-        body: JSON.stringify(codes.map((code) => ({ code, description: code }))),
-      });
+      const response = await (await current()).post(
+        '/api/products/batch-create',
+        codes.map((code) => ({ code, description: code })),
+      );
       assert.equal(response.status, 201, JSON.stringify(response.body));
     },
   };
@@ -166,11 +165,12 @@ describe('the change feed after a restore to an earlier point', () => {
     after(() => server.close());
     // The instance keeps running while the cluster stops: its first requests after may fail (ended
     // sessions); it is in service again once /ready answers 200.
+    const ready = () => httpTransport(server.url).send({ path: '/ready' });
     const cold = async (between: () => void) => {
       cluster.stop();
       between();
       cluster.start();
-      for (let tries = 0; (await request(`${server.url}/ready`)).status !== 200; tries++) {
+      for (let tries = 0; (await ready()).status !== 200; tries++) {
         assert.ok(tries < 50, 'ready again after the cluster restarted');
       }
     };

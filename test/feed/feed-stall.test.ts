@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { spawnServer, waitReady } from '../../kit/server-process.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { createTenant } from '../../src/tenants/tenants.js';
-import { tenantView, testAuthConfig } from '../helpers/app.js';
+import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { newDatabaseSettings } from '../helpers/served-settings.js';
 
@@ -62,7 +64,10 @@ async function appWithLog(db: Database, warnAfterSeconds: number) {
     logStream: { write: (line: string) => lines.push(JSON.parse(line)) },
   });
   after(() => app.close());
-  const tenant = await tenantView(app, await createTenant(db, `stall-${Date.now()}-${Math.random()}`));
+  const tenant = await tenantClient(
+    injectTransport(app),
+    await createTenant(db, `stall-${Date.now()}-${Math.random()}`),
+  );
   return { app, tenant, lines };
 }
 

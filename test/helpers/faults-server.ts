@@ -1,27 +1,19 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '../../kit/free-port.js';
-import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
 import {
   type ServerProcess as KitServerProcess,
   spawnServer,
   waitReady as waitUntilReady,
 } from '../../kit/server-process.js';
-import { fetchedHeaders } from '../../kit/token.js';
-import type { Database } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
-import { openPostgres } from '../../src/db/postgres.js';
-import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 
 /*
- * Shared machinery of the fault suite (npm run test:faults): a PostgreSQL it may disturb, the built
- * server as a child process, HTTP calls with credentials, and a watch on pg_stat_activity to hit a
- * statement while it runs. Every child is killed by pid when its test ends or the process exits.
- * Databases, ports, processes and tokens come from kit/, shared with the benchmarks.
+ * Machinery of the fault suite (npm run test:faults) besides its setup (./fault-suite.ts): the built
+ * server as a child process, a watch on pg_stat_activity to hit a statement while it runs, and the
+ * machine's PostgreSQL cluster stopped and started. Every child is killed by pid when its test ends
+ * or the process exits. Processes come from kit/, shared with the benchmarks.
  */
 
 const BUILT = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -54,32 +46,6 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   }
 }
 
-/**
- * A database of its own on the server of serverUrl (optionally migrated), with a pool for the test's
- * own SQL; drop() removes it.
- */
-export async function faultDatabase(serverUrl: string, migrated = true) {
-  const scratch = await scratchPostgresDatabase(serverUrl, { prefix: 'sfa_faults' });
-  const db: Database = openPostgres({
-    connectionString: scratch.url,
-    poolSize: 3,
-    applicationName: 'sfa-faults-test',
-    onPoolError: () => {},
-  });
-  if (migrated) await migrate(db);
-  return {
-    url: scratch.url,
-    name: scratch.name,
-    db,
-    async drop() {
-      await db.close().catch(() => {});
-      await scratch.drop();
-    },
-  };
-}
-
-export { freePort };
-
 export interface ServerProcess extends KitServerProcess {
   /** Everything the process wrote to stdout and stderr (its JSON log lines). */
   logs(): string;
@@ -106,74 +72,19 @@ export async function startServerProcess(
   return logged;
 }
 
+/** The server's log lines of an error (level 50, 60), a deadlock or a serialization failure. */
+export function errorLines(server: ServerProcess): string[] {
+  return server
+    .logs()
+    .split('\n')
+    .filter(
+      (line) =>
+        /"level":(50|60)/.test(line) || /deadlock|"code":"40(P01|001)"|SQLSTATE 40(P01|001)/.test(line),
+    );
+}
+
 export function waitReady(server: ServerProcess, timeoutMs: number): Promise<number> {
   return waitUntilReady(server, timeoutMs, () => server.logs().slice(-3000));
-}
-
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  ms: number;
-}
-
-/** One HTTP call; a network failure (the server gone) is status 0 with the error in text. */
-export async function call(
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
-): Promise<Answer> {
-  const started = Date.now();
-  try {
-    const response = await fetch(url, {
-      method: init.method ?? 'GET',
-      headers: init.headers,
-      body: init.body,
-      signal: AbortSignal.timeout(init.timeoutMs ?? 60_000),
-    });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, body, text, ms: Date.now() - started };
-  } catch (error) {
-    return {
-      status: 0,
-      body: undefined,
-      text: String((error as Error).cause ?? error),
-      ms: Date.now() - started,
-    };
-  }
-}
-
-/** A new tenant in the database and a token for it from the server at baseUrl. */
-export async function tenantOn(db: Database, baseUrl: string) {
-  const tenant: NewTenant = await createTenant(db, `faults-${randomUUID()}`);
-  const headers = await fetchedHeaders(baseUrl, tenant);
-  return {
-    tenant,
-    tenantId: tenant.tenantId,
-    headers,
-    secrets: [tenant.subscriptionKey, tenant.clientSecret, headers.authorization.slice('Bearer '.length)],
-    post: (base: string, path: string, body: unknown, timeoutMs?: number) =>
-      call(`${base}${path}`, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-        timeoutMs,
-      }),
-    get: (base: string, path: string, timeoutMs?: number) => call(`${base}${path}`, { headers, timeoutMs }),
-  };
-}
-
-/** A plain connection for the test's own look at the server: pg_stat_activity, pg_terminate_backend. */
-export async function adminClient(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: 'sfa-faults-admin' });
-  client.on('error', () => {});
-  await client.connect();
-  return client;
 }
 
 /**

@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { Answer } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
-import { type Answer, call } from './faults-server.js';
 import { customer, delivery, item } from './read-data.js';
 
 /*
- * A mixed, concurrent workload against one or more servers of one tenant, and a model of what was
+ * A mixed, concurrent workload of one tenant against one or more servers (the tenant's client over
+ * each: TenantClient.over), and a model of what was
  * acknowledged: upserts of overlapping price and customer keys in random order (repeats inside a
  * batch included), deliveries created with overlapping codes, acknowledgements, and reads. Every
  * written value is unique, so the final database can be checked against the model exactly.
@@ -34,27 +36,21 @@ export interface WorkloadResult {
   acknowledged: Set<string>;
 }
 
-interface Credentials {
-  headers: Record<string, string>;
-}
-
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 
 /** Products the prices refer to: load them once before the workload. */
-export async function seedWorkloadProducts(baseUrl: string, tenant: Credentials): Promise<void> {
-  const answer = await call(`${baseUrl}/api/products/batch-create`, {
-    method: 'POST',
-    headers: { ...tenant.headers, 'content-type': 'application/json' },
-    body: JSON.stringify(PRODUCTS.map((code) => ({ code, description: code }))),
-  });
+export async function seedWorkloadProducts(tenant: TenantClient): Promise<void> {
+  const answer = await tenant.post(
+    '/api/products/batch-create',
+    PRODUCTS.map((code) => ({ code, description: code })),
+  );
   if (answer.status !== 201) throw new Error(`seeding products: ${answer.status} ${answer.text}`);
 }
 
-/** Runs `clients` concurrent clients against the servers (round robin) for durationMs. */
+/** Runs `clients` concurrent clients against the servers (round robin over `servers`) for durationMs. */
 export async function runWorkload(
-  baseUrls: readonly string[],
-  tenant: Credentials,
+  servers: readonly TenantClient[],
   options: { clients: number; durationMs: number },
 ): Promise<WorkloadResult> {
   const result: WorkloadResult = {
@@ -69,7 +65,6 @@ export async function runWorkload(
   };
   let seq = 0;
   const deadline = performance.now() + options.durationMs;
-  const json = { ...tenant.headers, 'content-type': 'application/json' };
 
   const record = (answer: Answer, expected: number, what: string) => {
     result.requests++;
@@ -85,7 +80,7 @@ export async function runWorkload(
   };
 
   /** An upsert batch: random keys, repeats allowed (the last occurrence wins), each value unique. */
-  async function upsert(base: string, kind: 'prices' | 'customers') {
+  async function upsert(server: TenantClient, kind: 'prices' | 'customers') {
     const size = kind === 'prices' ? between(1, 40) : between(1, 20);
     const items: { key: string; value: string; body: unknown }[] = [];
     for (let n = 0; n < size; n++) {
@@ -104,11 +99,10 @@ export async function runWorkload(
       }
     }
     const sentAt = performance.now();
-    const answer = await call(`${base}/api/${kind}/batch-create`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify(items.map((i) => i.body)),
-    });
+    const answer = await server.post(
+      `/api/${kind}/batch-create`,
+      items.map((i) => i.body),
+    );
     const ackAt = performance.now();
     if (!record(answer, 201, kind)) return;
     const last = new Map(items.map((i) => [i.key, i.value]));
@@ -123,46 +117,39 @@ export async function runWorkload(
   }
 
   /** Deliveries with overlapping codes: the first write of a code wins, later ones are ignored. */
-  async function createDeliveries(base: string) {
+  async function createDeliveries(server: TenantClient) {
     const codes = [...new Set(Array.from({ length: between(1, 10) }, () => pick(DELIVERIES)))];
     const tag = `w${++seq}`;
     const sentAt = performance.now();
-    const answer = await call(`${base}/api/deliveries/batch-create`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify(
-        codes.map((code) =>
-          delivery(code, {
-            news: tag,
-            items: [item(1, { observations: tag }), item(2, { observations: tag })],
-          }),
-        ),
+    const answer = await server.post(
+      '/api/deliveries/batch-create',
+      codes.map((code) =>
+        delivery(code, {
+          news: tag,
+          items: [item(1, { observations: tag }), item(2, { observations: tag })],
+        }),
       ),
-    });
+    );
     const ackAt = performance.now();
     if (!record(answer, 201, 'deliveries')) return;
     result.createdCounts.deliveries += answer.body.created;
     for (const code of codes) remember(result.deliveries, code, { value: tag, sentAt, ackAt });
   }
 
-  async function acknowledge(base: string) {
+  async function acknowledge(server: TenantClient) {
     const codes = Array.from({ length: between(1, 3) }, () => pick(DELIVERIES));
-    const answer = await call(`${base}/v1/deliveries/acknowledge`, {
-      method: 'POST',
-      headers: json,
-      body: JSON.stringify(codes),
-    });
+    const answer = await server.post('/v1/deliveries/acknowledge', codes);
     if (!record(answer, 200, 'acknowledge')) return;
     const notFound = new Set<string>(answer.body.notFound);
     for (const code of codes) if (!notFound.has(code)) result.acknowledged.add(code);
   }
 
-  async function read(base: string) {
+  async function read(server: TenantClient) {
     const path =
       Math.random() < 0.5
         ? `/v1/customers?limit=${between(1, 50)}&page=${between(1, 3)}&sort=${pick(['created_at', '-created_at'])}`
         : `/v1/deliveries/pending?limit=${between(1, 50)}&page=${between(1, 3)}`;
-    const answer = await call(`${base}${path}`, { headers: tenant.headers });
+    const answer = await server.get(path);
     if (record(answer, 200, path) && !(Array.isArray(answer.body?.data) && answer.body.meta)) {
       result.failures.push(`${path}: not a page: ${answer.text.slice(0, 200)}`);
     }
@@ -171,13 +158,13 @@ export async function runWorkload(
   async function client(index: number) {
     let turn = index;
     while (performance.now() < deadline) {
-      const base = baseUrls[turn++ % baseUrls.length]!;
+      const server = servers[turn++ % servers.length]!;
       const roll = Math.random();
-      if (roll < 0.35) await upsert(base, 'prices');
-      else if (roll < 0.55) await upsert(base, 'customers');
-      else if (roll < 0.7) await createDeliveries(base);
-      else if (roll < 0.75) await acknowledge(base);
-      else await read(base);
+      if (roll < 0.35) await upsert(server, 'prices');
+      else if (roll < 0.55) await upsert(server, 'customers');
+      else if (roll < 0.7) await createDeliveries(server);
+      else if (roll < 0.75) await acknowledge(server);
+      else await read(server);
     }
   }
 

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { ApiTenant } from '../../kit/token.js';
+import type { InjectTransport } from '../../kit/transport.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { customer } from '../helpers/read-data.js';
 
@@ -23,10 +26,10 @@ function decoded(response: LightMyRequestResponse): Buffer {
   }
 }
 
-function get(tenant: TenantApp, url: string, acceptEncoding?: string) {
+function get(tenant: TenantClient<ApiTenant, InjectTransport>, url: string, acceptEncoding?: string) {
   const headers: Record<string, string> = { ...tenant.headers };
   if (acceptEncoding !== undefined) headers['accept-encoding'] = acceptEncoding;
-  return tenant.app.inject({ method: 'GET', url, headers });
+  return tenant.transport.app.inject({ method: 'GET', url, headers });
 }
 
 function assertVaries(response: LightMyRequestResponse, name: string) {
@@ -48,8 +51,9 @@ for (const backend of backends()) {
   describe(`response compression on ${backend.name}`, () => {
     test('a page is compressed as the client asks, and decodes to the very bytes of the plain one', async () => {
       const tenant = await appForNewTenant(await backend.db());
+      const { app } = tenant.transport;
       const items = Array.from({ length: 300 }, (_, n) => customer(`C${String(n).padStart(4, '0')}`));
-      const created = await tenant.app.inject({
+      const created = await app.inject({
         method: 'POST',
         url: CUSTOMERS,
         headers: { ...tenant.headers, 'content-type': 'application/json', 'accept-encoding': 'br' },
@@ -81,14 +85,11 @@ for (const backend of backends()) {
 
     test('small answers and error bodies stay plain; large error bodies keep their shape', async () => {
       const tenant = await appForNewTenant(await backend.db());
+      const { app } = tenant.transport;
       const small: Array<[string, LightMyRequestResponse, number]> = [
-        ['/health', await tenant.app.inject({ url: '/health', headers: { 'accept-encoding': 'br' } }), 200],
-        [
-          '401',
-          await tenant.app.inject({ url: '/v1/customers', headers: { 'accept-encoding': 'br, gzip' } }),
-          401,
-        ],
-        ['404', await tenant.app.inject({ url: '/nowhere', headers: { 'accept-encoding': 'gzip' } }), 404],
+        ['/health', await app.inject({ url: '/health', headers: { 'accept-encoding': 'br' } }), 200],
+        ['401', await app.inject({ url: '/v1/customers', headers: { 'accept-encoding': 'br, gzip' } }), 401],
+        ['404', await app.inject({ url: '/nowhere', headers: { 'accept-encoding': 'gzip' } }), 404],
       ];
       for (const [name, response, status] of small) {
         assert.equal(response.statusCode, status, name);
@@ -99,7 +100,7 @@ for (const backend of backends()) {
       // 200 invalid items: a 400 of 200 errors, several kB, in the spec's shape once decoded.
       const invalid = Array.from({ length: 200 }, (_, n) => ({ code: `C${n}` }));
       const request = (acceptEncoding?: string) =>
-        tenant.app.inject({
+        app.inject({
           method: 'POST',
           url: CUSTOMERS,
           headers: {
@@ -124,15 +125,16 @@ for (const backend of backends()) {
 
     test('/openapi.json and /docs are served with and without compression', async () => {
       const tenant = await appForNewTenant(await backend.db());
+      const { app } = tenant.transport;
       for (const url of ['/openapi.json', '/docs', '/docs/static/swagger-ui-bundle.js']) {
-        const plain = await tenant.app.inject({ url });
+        const plain = await app.inject({ url });
         assert.equal(plain.statusCode, 200, url);
         assert.equal(plain.headers['content-encoding'], undefined, url);
-        const compressed = await tenant.app.inject({ url, headers: { 'accept-encoding': 'gzip, br' } });
+        const compressed = await app.inject({ url, headers: { 'accept-encoding': 'gzip, br' } });
         assert.equal(compressed.statusCode, 200, url);
         assert.ok(decoded(compressed).equals(plain.rawPayload), url);
       }
-      const document = await tenant.app.inject({
+      const document = await app.inject({
         url: '/openapi.json',
         headers: { 'accept-encoding': 'br' },
       });
@@ -142,7 +144,8 @@ for (const backend of backends()) {
 
     test('a gzip request body is not inflated: it is read as the JSON it is not', async () => {
       const tenant = await appForNewTenant(await backend.db());
-      const response = await tenant.app.inject({
+      const { app } = tenant.transport;
+      const response = await app.inject({
         method: 'POST',
         url: CUSTOMERS,
         headers: { ...tenant.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },

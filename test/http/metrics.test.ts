@@ -60,7 +60,7 @@ for (const backend of backends()) {
       assert.equal((await tenant.get('/v1/customers?limit=5')).status, 200);
       assert.equal((await tenant.get('/nothing/here/12345')).status, 404);
 
-      const text = await tenant.app.metrics.registry.metrics();
+      const text = await tenant.transport.app.metrics.registry.metrics();
       const products = 'route="/api/products/batch-create",method="POST"';
       assert.equal(sample(text, `sfa_http_requests_total{${products},status_code="201"}`), 2);
       assert.equal(sample(text, `sfa_http_request_duration_seconds_count{${products},status_code="201"}`), 2);
@@ -112,14 +112,14 @@ for (const backend of backends()) {
 
       // Another app on the same database counts only its own requests.
       const other = await appForNewTenant(db);
-      const otherText = await other.app.metrics.registry.metrics();
+      const otherText = await other.transport.app.metrics.registry.metrics();
       assert.equal(sample(otherText, `sfa_http_requests_total{${products},status_code="201"}`), undefined);
       assert.equal(sample(otherText, 'sfa_batch_items_count{resource="products"}'), undefined);
     });
 
     test('X-Request-Id: a well-formed one is kept and echoed, else a UUID; on every answer', async () => {
       const tenant = await appForNewTenant(await backend.db());
-      const { app } = tenant;
+      const { app } = tenant.transport;
       const given = await app.inject({ url: '/health', headers: { 'x-request-id': 'erp-run-42/7' } });
       assert.equal(given.headers['x-request-id'], 'erp-run-42/7');
       assert.deepEqual(given.json(), { status: 'ok', version: VERSION });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { addSubscriptionKey } from '../../src/auth/credentials.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -8,7 +10,8 @@ import type { Database, Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { LeasingRateLimitStore, leaseSize, MemoryRateLimitStore } from '../../src/http/rate-limit.js';
-import { ownedTenantApp, type TenantApp, testAuthConfig } from '../helpers/app.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { ownedTenantApp, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { countRows } from '../helpers/batch-json.js';
 
@@ -22,8 +25,11 @@ import { countRows } from '../helpers/batch-json.js';
 const LIST = '/v1/customers';
 const PRODUCTS = '/api/products/batch-create';
 
-function get(tenant: TenantApp, headers: Record<string, string> = tenant.headers) {
-  return tenant.app.inject({ method: 'GET', url: LIST, headers });
+function get(
+  tenant: TenantClient<NewTenant, InjectTransport>,
+  headers: Record<string, string> = tenant.headers,
+) {
+  return tenant.transport.app.inject({ method: 'GET', url: LIST, headers });
 }
 
 function assertHeaders(response: LightMyRequestResponse, limit: number, remaining: number) {
@@ -54,14 +60,17 @@ function assertTooMany(response: LightMyRequestResponse, limit: number) {
  * for the next window when fewer than `seconds` are left of this one (reading it from a probe request
  * of a key of its own, so that no counted key is touched).
  */
-async function roomInWindow(probe: TenantApp, seconds: number): Promise<void> {
+async function roomInWindow(probe: TenantClient<NewTenant, InjectTransport>, seconds: number): Promise<void> {
   const reset = Number((await get(probe)).headers['ratelimit-reset']);
   if (reset < seconds) await new Promise((done) => setTimeout(done, (reset + 0.2) * 1000));
 }
 
-async function newApp(db: Database, rateLimitPerMinute: number): Promise<TenantApp> {
+async function newApp(
+  db: Database,
+  rateLimitPerMinute: number,
+): Promise<TenantClient<NewTenant, InjectTransport>> {
   const tenant = await ownedTenantApp(db, { config: { ...testAuthConfig, rateLimitPerMinute } });
-  after(() => tenant.close());
+  after(() => tenant.transport.app.close());
   return tenant;
 }
 
@@ -71,7 +80,7 @@ for (const backend of backends()) {
       const db = await backend.db();
       const limit = 5;
       const tenant = await newApp(db, limit);
-      const probe = await ownedTenantApp(db, {}, { app: tenant.app });
+      const probe = await ownedTenantApp(db, {}, { app: tenant.transport.app });
       await roomInWindow(probe, 10);
       for (let n = 1; n <= limit; n++) {
         const response = await get(tenant);
@@ -80,27 +89,27 @@ for (const backend of backends()) {
       }
       assertTooMany(await get(tenant), limit);
       // Batch endpoints count too, and a refused batch writes nothing: the 429 comes before the body.
-      const batch = await tenant.app.inject({
+      const batch = await tenant.transport.app.inject({
         method: 'POST',
         url: PRODUCTS,
         headers: { ...tenant.headers, 'content-type': 'application/json' },
         payload: JSON.stringify([{ code: 'RL1', description: 'refused' }]),
       });
       assertTooMany(batch, limit);
-      assert.equal(await countRows(db, 'products', tenant.tenantId), 0, 'nothing written');
+      assert.equal(await countRows(db, 'products', tenant.tenant.tenantId), 0, 'nothing written');
     });
 
     test('counted per subscription key: another key, another tenant, and unauthenticated requests are apart', async () => {
       const db = await backend.db();
       const limit = 3;
       const a = await newApp(db, limit);
-      const b = await ownedTenantApp(db, {}, { app: a.app });
+      const b = await ownedTenantApp(db, {}, { app: a.transport.app });
       await roomInWindow(b, 10);
       for (let n = 0; n < limit; n++) assert.equal((await get(a)).statusCode, 200);
       assertTooMany(await get(a), limit);
 
       // A second key of the same tenant has a count of its own.
-      const spare = await addSubscriptionKey(db, a.tenantId);
+      const spare = await addSubscriptionKey(db, a.tenant.tenantId);
       const withSpare = { ...a.headers, 'subscription-key': spare.subscriptionKey };
       const other = await get(a, withSpare);
       assert.equal(other.statusCode, 200);
@@ -115,7 +124,7 @@ for (const backend of backends()) {
       assert.equal(refused.headers['ratelimit-limit'], undefined);
       // /health, /ready and /token are not limited.
       for (const url of ['/health', '/ready']) {
-        const open = await a.app.inject({ method: 'GET', url });
+        const open = await a.transport.app.inject({ method: 'GET', url });
         assert.equal(open.statusCode, 200);
         assert.equal(open.headers['ratelimit-limit'], undefined);
       }
@@ -129,7 +138,7 @@ for (const backend of backends()) {
           assert.equal(response.statusCode, 200);
           assert.equal(response.headers['ratelimit-limit'], undefined);
         }
-        await tenant.close();
+        await tenant.transport.app.close();
       }
     });
   });

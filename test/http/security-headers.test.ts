@@ -19,7 +19,7 @@ function assertCommonHeaders(response: LightMyRequestResponse, what: string) {
 for (const backend of backends()) {
   describe(`security headers on ${backend.name}`, () => {
     test('the docs page has its own policy; the API, the document and errors allow nothing', async () => {
-      const { app } = await appForNewTenant(await backend.db());
+      const { app } = (await appForNewTenant(await backend.db())).transport;
       const docs = await app.inject({ method: 'GET', url: '/docs' });
       assert.equal(docs.statusCode, 200);
       assertCommonHeaders(docs, '/docs');
@@ -41,8 +41,8 @@ for (const backend of backends()) {
     });
 
     test('every /v1, /api and /token answer is Cache-Control: no-store, successes and errors alike', async () => {
-      const tenant = await appForNewTenant(await backend.db());
-      const { app, headers } = tenant;
+      const { transport, headers } = await appForNewTenant(await backend.db());
+      const { app } = transport;
       const json = { ...headers, 'content-type': 'application/json' };
       const requests: [string, InjectOptions][] = [
         ['customers 200', { method: 'GET', url: '/v1/customers', headers }],

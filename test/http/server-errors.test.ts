@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import { buildApp } from '../../src/app.js';
 import { ValidationCrash } from '../../src/batch/batch-errors.js';
 import type { Database } from '../../src/db/database.js';
@@ -9,7 +11,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { serverErrorMessage } from '../../src/http/server-errors.js';
-import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from '../helpers/app.js';
+import { appForNewTenant, seedProducts, testAuthConfig } from '../helpers/app.js';
 
 /*
  * The 500 bodies of backoffice-api.md 7.1, caused by real failures: a closed or unreachable database,
@@ -37,7 +39,7 @@ interface Answer {
 }
 
 async function postWithId(
-  app: TenantApp['app'],
+  app: FastifyInstance,
   path: string,
   body: unknown,
   headers: Record<string, string>,
@@ -54,7 +56,7 @@ async function postWithId(
 }
 
 /** Posts as the tenant, with a request id of its own. */
-async function post(tenant: TenantApp, path: string, body: unknown) {
+async function post(tenant: TenantClient, path: string, body: unknown) {
   const requestId = `req-${randomUUID()}`;
   const answer = await tenant.post(path, body, { 'x-request-id': requestId });
   return { answer, requestId };

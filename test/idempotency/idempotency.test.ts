@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { type Answer, injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { WORKER_BODY_BYTES } from '../../src/workers/batch-worker-pool.js';
-import { appForNewTenant, seedProducts, type TenantApp, testAuthConfig } from '../helpers/app.js';
+import { appForNewTenant, seedProducts, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { countRows } from '../helpers/batch-json.js';
 
@@ -18,30 +20,9 @@ const PRODUCTS = '/api/products/batch-create';
 const STOCKS = '/api/stocks/batch-create';
 const ACKNOWLEDGE = '/v1/deliveries/acknowledge';
 
-interface Raw {
-  status: number;
-  text: string;
-  headers: Record<string, unknown>;
-}
-
-/** A POST with the tenant's credentials and an Idempotency-Key; the answer's exact text. */
-async function send(
-  tenant: Pick<TenantApp, 'app' | 'headers'>,
-  path: string,
-  body: unknown,
-  key: string | undefined,
-): Promise<Raw> {
-  const response = await tenant.app.inject({
-    method: 'POST',
-    url: path,
-    headers: {
-      ...tenant.headers,
-      'content-type': 'application/json',
-      ...(key === undefined ? {} : { 'idempotency-key': key }),
-    },
-    payload: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: response.statusCode, text: response.body, headers: response.headers };
+/** A POST with the tenant's credentials and, unless undefined, an Idempotency-Key. */
+function send(tenant: TenantClient, path: string, body: unknown, key: string | undefined): Promise<Answer> {
+  return tenant.post(path, body, key === undefined ? {} : { 'idempotency-key': key });
 }
 
 const products = (n: number, description = 'product') =>
@@ -102,15 +83,15 @@ for (const backend of backends()) {
         updated: 0,
         ignored: 0,
       });
-      const written = await lastWrite(db, tenant.tenantId);
+      const written = await lastWrite(db, tenant.tenant.tenantId);
       const again = await send(tenant, PRODUCTS, products(3), key);
       assert.equal(again.status, 201);
       assert.equal(again.text, first.text);
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.equal(again.headers['content-type'], first.headers['content-type']);
       // Without the key the same batch is an update of 3 existing rows; with it, nothing ran.
-      assert.equal(await lastWrite(db, tenant.tenantId), written);
-      assert.equal(await keptRows(db, tenant.tenantId), 1);
+      assert.equal(await lastWrite(db, tenant.tenant.tenantId), written);
+      assert.equal(await keptRows(db, tenant.tenant.tenantId), 1);
     });
 
     test('without the header nothing changes: every request runs', async () => {
@@ -120,7 +101,7 @@ for (const backend of backends()) {
       const second = await send(tenant, PRODUCTS, products(2), undefined);
       assert.equal(JSON.parse(second.text).updated, 2);
       assert.equal(second.headers['idempotent-replayed'], undefined);
-      assert.equal(await keptRows(db, tenant.tenantId), 0);
+      assert.equal(await keptRows(db, tenant.tenant.tenantId), 0);
     });
 
     test('the same key with another body, endpoint or query: 422, nothing written', async () => {
@@ -128,7 +109,7 @@ for (const backend of backends()) {
       const tenant = await appForNewTenant(db);
       const key = randomUUID();
       assert.equal((await send(tenant, PRODUCTS, products(2), key)).status, 201);
-      const written = await lastWrite(db, tenant.tenantId);
+      const written = await lastWrite(db, tenant.tenant.tenantId);
       const expected = {
         statusCode: 422,
         errors: [{ message: 'Idempotency-Key was used with a different request' }],
@@ -144,8 +125,8 @@ for (const backend of backends()) {
         assert.equal(answer.status, 422, `${path}: ${answer.text}`);
         assert.deepEqual(JSON.parse(answer.text), expected);
       }
-      assert.equal(await lastWrite(db, tenant.tenantId), written);
-      assert.equal(await countRows(db, 'payment_methods', tenant.tenantId), 0);
+      assert.equal(await lastWrite(db, tenant.tenant.tenantId), written);
+      assert.equal(await countRows(db, 'payment_methods', tenant.tenant.tenantId), 0);
     });
 
     test('a malformed key: 400 naming Idempotency-Key, before anything runs', async () => {
@@ -159,7 +140,7 @@ for (const backend of backends()) {
       }
       assert.equal((await send(tenant, PRODUCTS, products(1), 'x'.repeat(255))).status, 201);
       assert.equal((await send(tenant, PRODUCTS, products(1), '!~')).status, 201);
-      assert.equal(await countRows(db, 'products', tenant.tenantId), 1);
+      assert.equal(await countRows(db, 'products', tenant.tenant.tenantId), 1);
     });
 
     test('two identical requests at the same moment: one writes, the other gets 409 or the replay', async () => {
@@ -219,11 +200,14 @@ for (const backend of backends()) {
         await client.connect();
         // What another instance's running request holds: the key's transaction-scoped lock.
         await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [tenant.tenantId, key]);
+        await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
+          tenant.tenant.tenantId,
+          key,
+        ]);
         const busy = await send(tenant, PRODUCTS, products(1), key);
         assert.equal(busy.status, 409, busy.text);
         assert.equal(busy.headers['retry-after'], '1');
-        assert.equal(await countRows(db, 'products', tenant.tenantId), 0);
+        assert.equal(await countRows(db, 'products', tenant.tenant.tenantId), 0);
         // The other instance dies without committing: the key is free at once, nothing stuck.
         await client.query('ROLLBACK');
         await client.end();
@@ -244,18 +228,18 @@ for (const backend of backends()) {
         const tenant = await appForNewTenant(db);
         const app = await buildApp({ db: failing, config: testAuthConfig, logLevel: 'silent' });
         after(() => app.close());
-        const view = { app, headers: tenant.headers };
+        const view = tenant.over(injectTransport(app));
         const key = randomUUID();
         failing.arm();
         const failed = await send(view, PRODUCTS, products(3), key);
         assert.equal(failed.status, 500, failed.text);
-        assert.equal(await keptRows(db, tenant.tenantId), 0);
-        assert.equal(await countRows(db, 'products', tenant.tenantId), 0);
+        assert.equal(await keptRows(db, tenant.tenant.tenantId), 0);
+        assert.equal(await countRows(db, 'products', tenant.tenant.tenantId), 0);
         const retry = await send(view, PRODUCTS, products(3), key);
         assert.equal(retry.status, 201, retry.text);
         assert.equal(JSON.parse(retry.text).created, 3);
         assert.equal(retry.headers['idempotent-replayed'], undefined);
-        assert.equal(await keptRows(db, tenant.tenantId), 1);
+        assert.equal(await keptRows(db, tenant.tenant.tenantId), 1);
         assert.equal((await send(view, PRODUCTS, products(3), key)).headers['idempotent-replayed'], 'true');
       });
     }
@@ -272,7 +256,7 @@ for (const backend of backends()) {
       assert.equal(again.status, 400);
       assert.equal(again.text, refused.text);
       assert.equal(again.headers['idempotent-replayed'], 'true');
-      assert.equal(await countRows(db, 'stocks', tenant.tenantId), 0);
+      assert.equal(await countRows(db, 'stocks', tenant.tenant.tenantId), 0);
       // Array-level 400s too.
       const notArray = await send(tenant, PRODUCTS, '{}', 'not-an-array');
       assert.equal(notArray.status, 400);
@@ -296,7 +280,7 @@ for (const backend of backends()) {
       const other = await send(b, PRODUCTS, products(2), key);
       assert.equal(other.status, 201);
       assert.equal(other.headers['idempotent-replayed'], undefined);
-      assert.equal(await countRows(db, 'products', b.tenantId), 2);
+      assert.equal(await countRows(db, 'products', b.tenant.tenantId), 2);
       // And a different body under that key is fine for b, refused for a.
       assert.equal((await send(b, PRODUCTS, products(3), randomUUID())).status, 201);
       assert.equal((await send(a, PRODUCTS, products(2), key)).text, first.text);
@@ -307,10 +291,10 @@ for (const backend of backends()) {
       const tenant = await appForNewTenant(db);
       const key = randomUUID();
       const first = await send(tenant, PRODUCTS, products(4), key);
-      await tenant.app.close();
+      await tenant.transport.app.close();
       const restarted = await buildApp({ db, config: testAuthConfig, logLevel: 'silent' });
       after(() => restarted.close());
-      const again = await send({ app: restarted, headers: tenant.headers }, PRODUCTS, products(4), key);
+      const again = await send(tenant.over(injectTransport(restarted)), PRODUCTS, products(4), key);
       assert.equal(again.text, first.text);
       assert.equal(again.headers['idempotent-replayed'], 'true');
     });
@@ -324,7 +308,7 @@ for (const backend of backends()) {
       await db.query(
         `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, body, expires_at)
          SELECT $1, 'old-' || n, 'x', 201, '{}', now() - interval '1 day' FROM generate_series(1, 25) n`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       await new Promise((done) => setTimeout(done, 1100));
       const again = await send(tenant, PRODUCTS, products(1), key);
@@ -334,7 +318,7 @@ for (const backend of backends()) {
       // Each kept answer removes up to 20 expired ones (of any tenant): bounded steps.
       const [left] = await db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM idempotency_keys WHERE tenant_id = $1 AND key LIKE 'old-%'",
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.ok(left!.n <= 5, `${left!.n} expired rows left`);
       await send(tenant, PRODUCTS, products(1), randomUUID());
@@ -342,7 +326,7 @@ for (const backend of backends()) {
         (
           await db.query<{ n: number }>(
             "SELECT count(*)::int AS n FROM idempotency_keys WHERE tenant_id = $1 AND key LIKE 'old-%'",
-            [tenant.tenantId],
+            [tenant.tenant.tenantId],
           )
         )[0]!.n,
         0,
@@ -359,7 +343,7 @@ for (const backend of backends()) {
       const dryAgain = await send(tenant, `${PRODUCTS}?dry_run=true`, body, key);
       assert.equal(dryAgain.text, dry.text);
       assert.equal(dryAgain.headers['idempotent-replayed'], 'true');
-      assert.equal(await countRows(db, 'products', tenant.tenantId), 0);
+      assert.equal(await countRows(db, 'products', tenant.tenant.tenantId), 0);
       const other = randomUUID();
       const first = await send(tenant, `${PRODUCTS}?outcomes=true`, body, other);
       assert.equal(first.status, 201, first.text);

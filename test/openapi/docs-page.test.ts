@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
-import { injectedHeaders } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { DOCS_CSP } from '../../src/routes/docs/docs-routes.js';
@@ -45,7 +46,7 @@ describe('GET /docs in a browser', () => {
     const loaded = await app.inject({
       method: 'POST',
       url: '/api/customers/batch-create',
-      headers: await injectedHeaders(app, tenant),
+      headers: (await tenantClient(injectTransport(app), tenant)).headers,
       payload: [customer('DOCS-PAGE-1')],
     });
     assert.equal(loaded.statusCode, 201, loaded.body);

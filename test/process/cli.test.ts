@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { FORM, fetchedToken, tenantHeaders, tokenForm } from '../../kit/token.js';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { FORM, tokenForm } from '../../kit/token.js';
+import { httpTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import { LOCK_FILE, lockDataDir } from '../../src/db/data-dir-lock.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -241,14 +243,13 @@ describe('sfa-backoffice command', () => {
     assert.match(server.stdout(), new RegExp(`curl -s -X POST ${base}/token .*client_id=${clientId}`));
 
     // The printed credentials work: a token (sent with the key, as the printed curl does), then a batch.
-    const accessToken = await fetchedToken(base, { clientId, clientSecret }, { subscriptionKey: key });
-    const batch = await fetch(`${base}/api/stocks/batch-create`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...tenantHeaders(key, accessToken) },
-      // CAFE-500 is a product of the demo data.
-      body: JSON.stringify([{ product_code: 'CAFE-500', location: 'CLI-01', quantity: 3 }]),
-    });
-    assert.equal(batch.status, 201, await batch.text());
+    const printed = { subscriptionKey: key, clientId, clientSecret };
+    const demo = await tenantClient(httpTransport(base), printed, { subscriptionKey: key });
+    // CAFE-500 is a product of the demo data.
+    const batch = await demo.post('/api/stocks/batch-create', [
+      { product_code: 'CAFE-500', location: 'CLI-01', quantity: 3 },
+    ]);
+    assert.equal(batch.status, 201, batch.text);
 
     // A running server holds the directory: commands are refused.
     assertFailure(await run(['tenant', 'list'], { DATA_DIR: dir }), /in use by process/);
@@ -259,7 +260,7 @@ describe('sfa-backoffice command', () => {
     // The log never carries a credential (only the welcome text shows them, once).
     const logLines = stdout.split('\n').filter((line) => line.startsWith('{'));
     assert.ok(logLines.length > 3);
-    for (const secret of [key, clientSecret, accessToken]) {
+    for (const secret of [key, clientSecret, demo.accessToken]) {
       assert.ok(!logLines.some((line) => line.includes(secret)), 'a credential reached the log');
     }
     assert.equal(

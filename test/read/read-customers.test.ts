@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { statusAndBody } from '../helpers/answer.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, CUSTOMER_FIELDS, customer } from '../helpers/read-data.js';
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
-async function load(tenant: TenantApp, items: unknown[] | string) {
+async function load(tenant: TenantClient, items: unknown[] | string) {
   const response = await tenant.post('/api/customers/batch-create', items);
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body;
 }
 
 /** Follows next links from page 1 and returns every code seen, in order. */
-async function walk(tenant: TenantApp, first: string): Promise<string[]> {
+async function walk(tenant: TenantClient, first: string): Promise<string[]> {
   const codes: string[] = [];
   let url: string | null = first;
   for (let guard = 0; url && guard < 100; guard++) {
@@ -185,7 +187,7 @@ for (const backend of backends()) {
       for (const [query, field, message] of cases) {
         const response = await tenant.get(`/v1/customers?${query}`);
         assert.deepEqual(
-          response,
+          statusAndBody(response),
           { status: 400, body: { statusCode: 400, errors: [{ field, message }] } },
           query,
         );
@@ -222,9 +224,9 @@ for (const backend of backends()) {
   });
 }
 
-/** The exact response text (the helper's get parses it, and JSON.parse would round the numbers). */
-async function rawGet(tenant: TenantApp, url: string): Promise<string> {
-  const response = await tenant.app.inject({ method: 'GET', url, headers: (tenant as any).headers ?? {} });
-  assert.equal(response.statusCode, 200);
-  return response.body;
+/** The exact response text (JSON.parse would round the numbers). */
+async function rawGet(tenant: TenantClient, url: string): Promise<string> {
+  const response = await tenant.get(url);
+  assert.equal(response.status, 200);
+  return response.text;
 }

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import { statusAndBody } from '../helpers/answer.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { at, DELIVERY_FIELDS, delivery, ITEM_FIELDS, item } from '../helpers/read-data.js';
 
-async function load(tenant: TenantApp, items: unknown[]) {
+async function load(tenant: TenantClient, items: unknown[]) {
   const response = await tenant.post('/api/deliveries/batch-create', items);
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body;
@@ -124,7 +126,7 @@ for (const backend of backends()) {
       for (const [query, field, message] of cases) {
         const response = await tenant.get(`/v1/deliveries/pending?${query}`);
         assert.deepEqual(
-          response,
+          statusAndBody(response),
           { status: 400, body: { statusCode: 400, errors: [{ field, message }] } },
           query,
         );
@@ -139,7 +141,7 @@ for (const backend of backends()) {
       await load(tenant, [delivery('K1'), delivery('K2'), delivery('K3')]);
       await load(other, [delivery('K1'), delivery('THEIRS')]);
       const ack = await tenant.post('/v1/deliveries/acknowledge', ['K1', 'K3', 'NOPE', 'THEIRS', 'K1']);
-      assert.deepEqual(ack, {
+      assert.deepEqual(statusAndBody(ack), {
         status: 200,
         body: {
           statusCode: 200,
@@ -198,7 +200,7 @@ for (const backend of backends()) {
       assert.deepEqual([second.created, second.updated, second.ignored], [1, 0, 1]);
       const [count] = await db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM delivery_items WHERE tenant_id = $1 AND delivery_code = 'E1'",
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(count!.n, 1, 'the existing delivery keeps its items');
 
@@ -227,7 +229,7 @@ for (const backend of backends()) {
       ]);
       const [deliveries] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM deliveries WHERE tenant_id = $1',
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       assert.equal(deliveries!.n, 2, 'the invalid batch wrote nothing');
     });

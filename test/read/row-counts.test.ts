@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import type { Database } from '../../src/db/database.js';
-import { appForNewTenant, ownedTenantApp, type TenantApp } from '../helpers/app.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
+import { appForNewTenant, ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { customer, delivery } from '../helpers/read-data.js';
 
 /** The kept count must always equal what count(*) finds. */
-async function assertCountsExact(db: Database, tenant: TenantApp) {
+async function assertCountsExact(db: Database, tenant: TenantClient<NewTenant>) {
   const [row] = await db.query<Record<string, number>>(
     `SELECT
        (SELECT count(*) FROM customers WHERE tenant_id = $1)::int AS customers,
        (SELECT count(*) FROM deliveries WHERE tenant_id = $1 AND acknowledged_at IS NULL)::int AS pending,
        COALESCE((SELECT n FROM row_counts WHERE tenant_id = $1 AND name = 'customers'), 0)::int AS kept_customers,
        COALESCE((SELECT n FROM row_counts WHERE tenant_id = $1 AND name = 'deliveries_pending'), 0)::int AS kept_pending`,
-    [tenant.tenantId],
+    [tenant.tenant.tenantId],
   );
   assert.equal(row!.kept_customers, row!.customers, 'customers');
   assert.equal(row!.kept_pending, row!.pending, 'pending deliveries');
@@ -72,12 +74,12 @@ for (const backend of backends()) {
 
       // A write that bypasses the API is counted too: the triggers are in the database.
       await db.query("UPDATE deliveries SET acknowledged_at = NULL WHERE tenant_id = $1 AND code = 'D1'", [
-        a.tenantId,
+        a.tenant.tenantId,
       ]);
       await db.query("DELETE FROM delivery_items WHERE tenant_id = $1 AND delivery_code = 'D4'", [
-        a.tenantId,
+        a.tenant.tenantId,
       ]);
-      await db.query("DELETE FROM deliveries WHERE tenant_id = $1 AND code = 'D4'", [a.tenantId]);
+      await db.query("DELETE FROM deliveries WHERE tenant_id = $1 AND code = 'D4'", [a.tenant.tenantId]);
       assert.deepEqual(await assertCountsExact(db, a), {
         customers: 3,
         pending: 2,
@@ -91,7 +93,7 @@ for (const backend of backends()) {
 for (const backend of backends()) {
   describe(`filtered totals on ${backend.name}: counted once per version, never stale`, () => {
     const FILTERED = '/v1/customers?created_from=2000-01-01&limit=1';
-    const total = async (tenant: Pick<TenantApp, 'get'>, path = FILTERED) => {
+    const total = async (tenant: Pick<TenantClient<NewTenant>, 'get'>, path = FILTERED) => {
       const response = await tenant.get(path);
       assert.equal(response.status, 200);
       return response.body.meta.totalItems as number;
@@ -111,10 +113,10 @@ for (const backend of backends()) {
       await a.post('/api/customers/batch-create', [customer('C1', { name: 'changed' })]);
       assert.equal(await total(a, modified), 1, 'an upsert');
       await db.query("UPDATE customers SET updated_at = '1999-01-01' WHERE tenant_id = $1 AND code = 'C1'", [
-        a.tenantId,
+        a.tenant.tenantId,
       ]);
       assert.equal(await total(a, modified), 0, 'an update outside the API');
-      await db.query("DELETE FROM customers WHERE tenant_id = $1 AND code = 'C2'", [a.tenantId]);
+      await db.query("DELETE FROM customers WHERE tenant_id = $1 AND code = 'C2'", [a.tenant.tenantId]);
       assert.equal(await total(a), 3, 'a delete');
 
       const bySeller = '/v1/deliveries/pending?seller_id=S1&limit=1';
@@ -143,8 +145,8 @@ for (const backend of backends()) {
       const db = await backend.db();
       // Two tenants of one app: one cache of totals.
       const a = await ownedTenantApp(db);
-      after(() => a.close());
-      const b = await ownedTenantApp(db, {}, { app: a.app });
+      after(() => a.transport.app.close());
+      const b = await ownedTenantApp(db, {}, { app: a.transport.app });
       await a.post('/api/customers/batch-create', [customer('C1'), customer('C2')]);
       await b.post('/api/customers/batch-create', [customer('C1')]);
       assert.equal(await total(a), 2);
@@ -157,7 +159,7 @@ for (const backend of backends()) {
           `INSERT INTO customers SELECT * FROM json_populate_record(NULL::customers, (
              SELECT (to_jsonb(c) || '{"code": "HIDDEN"}')::json FROM customers c
              WHERE tenant_id = $1 AND code = 'C1'))`,
-          [a.tenantId],
+          [a.tenant.tenantId],
         );
       });
       assert.equal(await total(a), 2, 'served from the kept total');

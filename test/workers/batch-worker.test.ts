@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
 import { ACKNOWLEDGE_BODY_LIMIT, NOT_A_DELIVERY_CODE } from '../../src/deliveries/acknowledge.js';
+import type { NewTenant } from '../../src/tenants/tenants.js';
 import { WORKER_BODY_BYTES, workerTasksCompleted } from '../../src/workers/batch-worker-pool.js';
+import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { type OwnedTenantApp, ownedTenantApp } from '../helpers/faults-app.js';
 import { keyFlood } from '../helpers/key-flood.js';
 
 /*
@@ -24,7 +27,7 @@ const ONE_MIB = 1024 * 1024;
  * Posts the body and, meanwhile, GET /health every 20 ms: the slowest /health and the event loop's
  * longest delay (perf_hooks, 10 ms resolution) while the batch was processed.
  */
-async function postWatched(tenant: OwnedTenantApp, path: string, payload: string) {
+async function postWatched(tenant: TenantClient<NewTenant, InjectTransport>, path: string, payload: string) {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
   let done = false;
@@ -34,14 +37,14 @@ async function postWatched(tenant: OwnedTenantApp, path: string, payload: string
   const probes = (async () => {
     while (!done) {
       const started = performance.now();
-      assert.equal((await tenant.app.inject({ url: '/health' })).statusCode, 200);
+      assert.equal((await tenant.transport.app.inject({ url: '/health' })).statusCode, 200);
       if (!done) answered++;
       slowestHealth = Math.max(slowestHealth, performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
   const started = performance.now();
-  const response = await tenant.app.inject({
+  const response = await tenant.transport.app.inject({
     method: 'POST',
     url: path,
     headers: { ...tenant.headers, 'content-type': 'application/json' },
@@ -56,13 +59,13 @@ async function postWatched(tenant: OwnedTenantApp, path: string, payload: string
 
 for (const backend of backends()) {
   describe(`large batch bodies in a worker thread on ${backend.name}`, () => {
-    let tenant: OwnedTenantApp;
+    let tenant: TenantClient<NewTenant, InjectTransport>;
     before(async () => {
       tenant = await ownedTenantApp(await backend.db());
       // The pool's first thread starts with the first large body: not part of the figures below.
       await tenant.post(PRODUCTS, `[${' '.repeat(WORKER_BODY_BYTES)}]`);
     });
-    after(() => tenant?.close());
+    after(() => tenant?.transport.app.close());
 
     for (const mib of [4, 16]) {
       test(`a ${mib} MiB key flood: 400 with the cut list, the event loop free meanwhile`, async () => {
@@ -134,7 +137,7 @@ for (const backend of backends()) {
         'Array exceeds maximum limit of 10000 items',
       );
       assert.equal(await message(`["\\ud800"${pad}]`), 'Invalid JSON in request body');
-      const notUtf8 = await tenant.app.inject({
+      const notUtf8 = await tenant.transport.app.inject({
         method: 'POST',
         url: PRODUCTS,
         headers: { ...tenant.headers, 'content-type': 'application/json' },
