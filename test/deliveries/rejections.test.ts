@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { TenantClient } from '../../kit/tenant-client.js';
 import type { Database } from '../../src/db/database.js';
-import { appForNewTenant, type TenantApp } from '../helpers/app.js';
+import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { at, DELIVERY_FIELDS, delivery, item } from '../helpers/read-data.js';
@@ -14,7 +15,7 @@ import { at, DELIVERY_FIELDS, delivery, item } from '../helpers/read-data.js';
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
-async function load(tenant: TenantApp, codes: string[]) {
+async function load(tenant: TenantClient, codes: string[]) {
   const items = codes.map((code, n) => delivery(code, { reported_at: at(1 + (n % 28)), items: [item(1)] }));
   const response = await tenant.post('/api/deliveries/batch-create', items);
   assert.equal(response.status, 201, JSON.stringify(response.body));
@@ -22,14 +23,14 @@ async function load(tenant: TenantApp, codes: string[]) {
 
 const codesOf = (page: { data: { code: string }[] }) => page.data.map((d) => d.code);
 
-async function list(tenant: TenantApp, path: string) {
+async function list(tenant: TenantClient, path: string) {
   const response = await tenant.get(path);
   assert.equal(response.status, 200, JSON.stringify(response.body));
   return response.body;
 }
 
 /** Every delivery record of the feed after `after` (the last one of each delivery: its state now). */
-async function feedDeliveries(db: Database, tenant: TenantApp, after?: string) {
+async function feedDeliveries(db: Database, tenant: TenantClient, after?: string) {
   await feedCaughtUp(db);
   const records: any[] = [];
   let cursor = after;
@@ -91,7 +92,7 @@ for (const backend of backends()) {
       // Rejections within one second share a date; the code breaks the tie, newest (largest) first.
       await db.query(
         "UPDATE deliveries SET rejected_at = rejected_at - interval '1 minute' WHERE code IN ('R1', 'R2') AND tenant_id = $1",
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       const again = await tenant.post('/v1/deliveries/reject', [{ code: 'R1', reason: 'one, again' }]);
       assert.deepEqual(again.body, {
@@ -351,7 +352,7 @@ for (const backend of backends()) {
       }>(
         `SELECT code, acknowledged_at IS NOT NULL AS acknowledged, rejected_at::text, rejection_reason AS reason
          FROM deliveries WHERE tenant_id = $1 ORDER BY code`,
-        [tenant.tenantId],
+        [tenant.tenant.tenantId],
       );
       for (const row of rows)
         assert.deepEqual([row.acknowledged, row.rejected_at, row.reason], [true, null, null]);
