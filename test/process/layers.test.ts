@@ -27,6 +27,7 @@ const FOLDERS: Record<string, Layer> = {
   workers: 'domain',
   background: 'domain',
   feed: 'domain',
+  webhooks: 'domain',
   http: 'http',
   openapi: 'http',
   routes: 'http',
