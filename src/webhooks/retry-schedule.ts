@@ -1,0 +1,35 @@
+/*
+ * When a failed delivery is attempted again (extensions.md 11): exponential backoff with jitter, the
+ * first repeat within 10 seconds, then growing to at most an hour between attempts; a 429's or 503's
+ * Retry-After instead, up to an hour; and, after 3 days of failed attempts, the endpoint disabled.
+ */
+
+/** The first repeat waits between half of this and this. */
+const FIRST_DELAY_SECONDS = 10;
+export const MAX_DELAY_SECONDS = 3600;
+/** Failing this long (from the first failed attempt of a row of failures) disables the endpoint. */
+export const DISABLE_AFTER_MS = 3 * 24 * 3600 * 1000;
+
+/**
+ * Seconds until the next attempt after `failures` failed attempts in a row (1 after the first), with
+ * jitter from `random` (0 to 1): half the step plus up to half again, so endpoints that failed
+ * together do not come back together. A Retry-After the endpoint gave (seconds, at most an hour)
+ * is honoured instead.
+ */
+export function retryDelaySeconds(
+  failures: number,
+  random: () => number = Math.random,
+  retryAfter?: number,
+): number {
+  if (retryAfter !== undefined) return Math.min(MAX_DELAY_SECONDS, Math.max(0, retryAfter));
+  const step = Math.min(
+    MAX_DELAY_SECONDS,
+    FIRST_DELAY_SECONDS * 2 ** Math.max(0, Math.min(failures - 1, 20)),
+  );
+  return Math.min(MAX_DELAY_SECONDS, step / 2 + (step / 2) * random());
+}
+
+/** An endpoint failing since `failingSince` is disabled at `now` once 3 days have passed. */
+export function failedTooLong(failingSince: Date, now: Date): boolean {
+  return now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS;
+}
