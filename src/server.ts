@@ -8,6 +8,7 @@ import { seedDemoData } from './demo/seed-demo.js';
 import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
+import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -38,6 +39,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await migrate(db);
     const renumbered = await renumberFeedAfterRestore(db);
     const demo = await createDemoTenant(db);
+    // The embedded default runs in small VMs: its worker threads give their memory back at once.
+    if (db.backend === 'pglite') endWorkersWhenIdle();
     app = await buildApp({ db, config, logLevel: config.logLevel });
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });

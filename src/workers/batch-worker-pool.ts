@@ -27,18 +27,37 @@ const workerFile = new URL(
  * Two threads: the batch admission lets two batches be processed at once by default
  * (src/batch/batch-admission.ts), and the machine this runs on may have only two cores. A thread ends
  * after IDLE_MS without work: it holds 60-100 MB after a 10 MB body (its heap, which V8 does not give
- * back while it lives), and the embedded default is meant to run in a small VM (docs/performance.md,
- * "The embedded default's memory"). A stream of batches keeps it; the first large body after a pause
- * pays its start (a thread's start, loading the field tables: 100-300 ms). Idle threads do not keep
- * the process alive (Piscina unrefs them).
+ * back while it lives). A stream of batches keeps it; the first large body after a pause pays its
+ * start (a thread's start, loading the field tables: 100-300 ms). Idle threads do not keep the
+ * process alive (Piscina unrefs them).
  */
 const IDLE_MS = 5_000;
+
+/** How long an idle thread lives: IDLE_MS, or 0 once endWorkersWhenIdle was called. */
+let idleMs = IDLE_MS;
+
+/**
+ * Threads end as soon as they are idle, for the embedded default (src/server.ts), which is meant to
+ * run in a small VM: a thread kept between back-to-back 10,000-customer batches carried the garbage
+ * of the last body into the next, and the process's peak rose from about 310 MB during the first to
+ * 405-420 MB and 445-462 MB during the second and third; ended at once, 305-307, 321-324 and 329-338 MB
+ * (docs/performance.md, "The embedded default's memory"). Each large body then pays a thread's start.
+ * Call before the first large body: a pool already made keeps its setting.
+ */
+export function endWorkersWhenIdle(): void {
+  idleMs = 0;
+}
 
 let pool: Piscina | undefined;
 
 function workerPool(): Piscina {
-  pool ??= new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 2, idleTimeout: IDLE_MS });
+  pool ??= new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 2, idleTimeout: idleMs });
   return pool;
+}
+
+/** How many worker threads are alive now (none before the first large body, nor once they ended). */
+export function workerThreads(): number {
+  return pool?.threads.length ?? 0;
 }
 
 /** How many tasks the worker threads have finished in this process (tests count them). */
