@@ -145,7 +145,7 @@ function keyTextsOf(
  * A batch body checked: the array rules (BatchArrayRefused), then its items (checkItems). `inSlices`:
  * validation gives the event loop a turn between slices; a worker thread checks in one piece.
  */
-export function checkBatch(
+export async function checkBatch(
   resource: BatchResource,
   body: unknown,
   statementRows: number,

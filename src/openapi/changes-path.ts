@@ -17,7 +17,7 @@ function changeSchema(feed: FeedResource): JsonSchema {
     { direction: 'response', childSchema: () => schemaRef(itemsSchema ?? '') },
     {
       description: list
-        ? `${list.openapi.schema.description} As GET ${list.path} lists it, with acknowledged_at.`
+        ? `${list.openapi.schema.description} As GET ${list.path} lists it, with ${Object.keys(feed.extra).join(', ')}.`
         : `A record of POST ${source.path}: its fields, created_at and updated_at.`,
       alwaysSet: [...Object.keys(source.insertDefaults ?? {}), ...feed.alwaysSet],
     },
@@ -44,7 +44,7 @@ cursor sent (or, without one, a cursor for the start). Each page costs the same 
 the service's database was restored into another server are cursors from before refused (400 naming
 \`after\`): download again without \`after\`.
 
-Records have the shape of their list (customers, deliveries with their items and \`acknowledged_at\`) or,
+Records have the shape of their list (customers, deliveries with their items, \`acknowledged_at\`, \`rejected_at\` and \`rejection_reason\`) or,
 for master data, their batch fields plus \`created_at\` and \`updated_at\`, with the lists' DateTime and
 number formats.`;
 

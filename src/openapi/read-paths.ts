@@ -1,4 +1,4 @@
-import { listParamRules } from '../read/list-params.js';
+import { listParamRules, sortFieldsOf } from '../read/list-params.js';
 import { pageEnvelope } from '../read/page-envelope.js';
 import type { ListResource } from '../resources/list-resource.js';
 import { listResources } from '../resources/lists.js';
@@ -90,10 +90,11 @@ const PAGING_MEANINGS = { page: 'page number, from 1', limit: 'page size' };
 /** GET <list.path>, from its declaration: parameters, one page, every problem with them. */
 function listOperation(list: ListResource): OpenApiObject {
   const rules = listParamRules(list);
-  const { field } = list.sort;
   const meanings: Record<string, string> = {};
   for (const [name, filter] of Object.entries(list.filters)) meanings[name] = filter.meaning;
-  meanings.sort = `${field} ascending or -${field} descending`;
+  meanings.sort = sortFieldsOf(list)
+    .map((name) => `${name} ascending or -${name} descending`)
+    .join('; ');
   Object.assign(meanings, PAGING_MEANINGS);
   const sort = rules.sort;
   const filters = sort?.kind === 'choice' ? { sort: sort.default } : {};

@@ -15,11 +15,19 @@ export async function readListPage(
   tenantId: number,
   query: ListQuery,
 ): Promise<PageRow> {
-  const { filters, descending, page, limit } = query;
+  const { filters, sortField, descending, page, limit } = query;
   const filtered = Object.keys(filters).length > 0;
   const totalKey = filtered ? FilteredTotals.key(tenantId, statement.list.counter, filters) : '';
   const known = filtered ? totals.get(totalKey) : undefined;
-  const row = await selectListPage(db, statement, { tenantId, filters, descending, page, limit, known });
+  const row = await selectListPage(db, statement, {
+    tenantId,
+    filters,
+    sortField,
+    descending,
+    page,
+    limit,
+    known,
+  });
   if (filtered) totals.set(totalKey, { version: row.version!, total: row.total });
   return row;
 }

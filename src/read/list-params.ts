@@ -18,7 +18,7 @@ export function listParamRules(list: ListResource): Readonly<Record<string, Para
   const { field } = list.sort;
   rules.sort = {
     kind: 'choice',
-    values: [field, `-${field}`],
+    values: sortFieldsOf(list).flatMap((name) => [name, `-${name}`]),
     default: list.sort.default === 'descending' ? `-${field}` : field,
   };
   rules.page = PAGE_RULE;
@@ -26,10 +26,17 @@ export function listParamRules(list: ListResource): Readonly<Record<string, Para
   return rules;
 }
 
+/** The fields `sort` may name: the list's own sort field first. */
+export function sortFieldsOf(list: ListResource): string[] {
+  return [list.sort.field, ...(list.sort.others ?? []).map((other) => other.field)];
+}
+
 /** A list request once its query string obeys the rules. */
 export interface ListQuery {
   /** The filters given, by parameter: none means the unfiltered list. */
   filters: Record<string, string>;
+  /** The field sorted by: list.sort.field unless `sort` named another. */
+  sortField: string;
   descending: boolean;
   page: number;
   limit: number;
@@ -47,7 +54,8 @@ export function listQuery(list: ListResource, values: ParsedQuery): ListQuery {
   }
   return {
     filters,
-    descending: values.sort === `-${list.sort.field}`,
+    sortField: String(values.sort).replace(/^-/, ''),
+    descending: String(values.sort).startsWith('-'),
     page: page as number,
     limit: limit as number,
     linkFilters,

@@ -39,7 +39,9 @@ function singularTitle(name: string): string {
 }
 
 export function feedResource(source: BatchResource, lists: readonly ListResource[]): FeedResource {
-  const list = lists.find((candidate) => candidate.source === source);
+  // The list that shows the fields alone (pending deliveries, not rejected ones): the feed adds the
+  // system columns itself, once.
+  const list = lists.find((candidate) => candidate.source === source && !candidate.shows?.length);
   let extra: Record<string, Field>;
   let alwaysSet: string[];
   if (list) {

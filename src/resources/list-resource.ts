@@ -62,6 +62,8 @@ export interface ListResourceDefinition {
     readonly field: string;
     readonly default: 'ascending' | 'descending';
     readonly nullsAs?: 'oldest';
+    /** Other fields `sort` may name (the rejected list also sorts as the pending one does). */
+    readonly others?: readonly { readonly field: string; readonly nullsAs?: 'oldest' }[];
   };
   /** Page size: `limit` from 1 to max, default when not given. Pages count from 1. */
   readonly limit: { readonly max: number; readonly default: number };
@@ -133,13 +135,16 @@ export function listResource(definition: ListResourceDefinition): ListResource {
   // Listed as the change feed lists them: the fields (items included), then the system columns.
   const shown: Record<string, Field> = { ...source.fields };
   for (const name of definition.shows ?? []) shown[name] = systemColumn(name);
-  const sortField = shown[definition.sort.field] ?? fail(`${definition.sort.field} is not shown by the list`);
-  if (!(sortField instanceof DateTimeField)) fail('the sort needs a DateTime field');
+  const sortFields = [definition.sort.field, ...(definition.sort.others ?? []).map((other) => other.field)];
+  for (const name of sortFields) {
+    const sortField = shown[name] ?? fail(`${name} is not shown by the list`);
+    if (!(sortField instanceof DateTimeField)) fail('the sort needs a DateTime field');
+  }
   const itemsEntry = Object.entries(source.fields).find(([, field]) => field instanceof ItemsField);
   if ((itemsEntry === undefined) !== (source.children === undefined)) {
     fail('an items field and a children table go together');
   }
-  const names = [key, definition.sort.field, source.table, definition.counter];
+  const names = [key, ...sortFields, source.table, definition.counter];
   names.push(...only, ...(definition.shows ?? []));
   if (itemsEntry && source.children) {
     names.push(

@@ -13,7 +13,12 @@ export const rejectedDeliveryList = listResource({
   only: { unset: ['acknowledged_at'], set: ['rejected_at'] },
   shows: ['rejected_at', 'rejection_reason'],
   filters: deliveryListFilters,
-  sort: { field: 'rejected_at', default: 'descending' },
+  // Newest rejection first; the pending list's sort (by reported date) is taken too.
+  sort: {
+    field: 'rejected_at',
+    default: 'descending',
+    others: [{ field: 'reported_at', nullsAs: 'oldest' }],
+  },
   limit: { max: 500, default: 100 },
   counter: 'deliveries_rejected',
   openapi: {

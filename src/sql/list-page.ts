@@ -46,6 +46,8 @@ export interface ListPageRequest {
   tenantId: number;
   /** The filters given, by query parameter; absent ones left out (none: the unfiltered list). */
   filters: Readonly<Record<string, string>>;
+  /** The field sorted by (list.sort.field, or one of list.sort.others); absent: list.sort.field. */
+  sortField?: string | undefined;
   descending: boolean;
   page: number;
   limit: number;
@@ -104,8 +106,12 @@ export function listPageSql(
     );
   }
   const direction = request.descending ? 'DESC' : 'ASC';
+  const field = request.sortField ?? list.sort.field;
+  const sort =
+    field === list.sort.field ? list.sort : list.sort.others?.find((other) => other.field === field);
+  if (!sort) throw new Error(`list ${list.path} does not sort by ${field}`);
   // A row without the date is the oldest: first ascending, last descending.
-  const nulls = list.sort.nullsAs === 'oldest' ? (request.descending ? ' NULLS LAST' : ' NULLS FIRST') : '';
+  const nulls = sort.nullsAs === 'oldest' ? (request.descending ? ' NULLS LAST' : ' NULLS FIRST') : '';
   const filtered = Object.keys(request.filters).length > 0;
   const { known } = request;
   const sql = pageSql({
@@ -116,7 +122,7 @@ export function listPageSql(
     tenant,
     where: where.join(' AND '),
     select: statement.columns,
-    orderBy: `${a}.${list.sort.field} ${direction}${nulls}, ${a}.${list.key} ${direction}`,
+    orderBy: `${a}.${field} ${direction}${nulls}, ${a}.${list.key} ${direction}`,
     limit: params.add(request.limit),
     offset: request.page === 1 ? undefined : params.add((request.page - 1) * request.limit),
     filtered,

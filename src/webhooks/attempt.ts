@@ -64,7 +64,7 @@ function describe(error: unknown): string {
     case 'ENETUNREACH':
       return 'host unreachable';
     default:
-      if (typeof code === 'string' && /CERT|TLS|SSL/.test(code)) return `TLS error: ${code}`;
+      if (typeof code === 'string' && /CERT|TLS|SSL|SIGNATURE|EPROTO/.test(code)) return `TLS error: ${code}`;
       return 'connection failed';
   }
 }
@@ -91,12 +91,19 @@ export function attemptDelivery(attempt: Attempt): Promise<AttemptResult> {
       return;
     }
     const send = attempt.url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(attempt.url, {
-      method: 'POST',
-      headers: { ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
-      lookup,
-      agent: false,
-    });
+    let request: ReturnType<typeof send>;
+    try {
+      request = send(attempt.url, {
+        method: 'POST',
+        headers: { ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
+        lookup,
+        agent: false,
+      });
+    } catch {
+      // A URL or a header Node refuses to send: a failed attempt, never a throw.
+      fail('request refused');
+      return;
+    }
     timer = setTimeout(() => {
       fail('timeout');
       request.destroy();

@@ -106,6 +106,14 @@ for (const backend of backends()) {
       assert.equal(rejected.data[0].rejection_reason, 'one, again');
       const oldest = await list(tenant, '/v1/deliveries/rejected?sort=rejected_at');
       assert.deepEqual(codesOf(oldest), ['R2', 'R1']);
+      // The pending list's sort is taken too: by reported date (R1 reported on day 1, R2 on day 2).
+      assert.deepEqual(codesOf(await list(tenant, '/v1/deliveries/rejected?sort=-reported_at')), [
+        'R2',
+        'R1',
+      ]);
+      assert.deepEqual(codesOf(await list(tenant, '/v1/deliveries/rejected?sort=reported_at')), ['R1', 'R2']);
+      const wrong = await tenant.get('/v1/deliveries/rejected?sort=created_at');
+      assert.equal(wrong.status, 400);
     });
 
     test('requeue puts rejected deliveries back in the pending list; other codes are notFound', async () => {

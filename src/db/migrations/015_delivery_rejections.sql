@@ -23,7 +23,8 @@ CREATE INDEX deliveries_rejected ON deliveries (tenant_id, rejected_at DESC, cod
 
 -- The two lists' totals and versions (migrations 005, 007): a delivery not acknowledged counts in the
 -- pending list or, while rejected, in the rejected one. Every change of a tenant's deliveries moves
--- both lists' versions, as it moved the pending list's before.
+-- both lists' versions, as it moved the pending list's before. The two rows of a tenant are written in
+-- one order (ORDER BY), so a batch and an acknowledgement of one tenant cannot deadlock on them.
 CREATE OR REPLACE FUNCTION count_pending_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -33,6 +34,7 @@ BEGIN
     FROM new_rows r
     CROSS JOIN (VALUES ('deliveries_pending', false), ('deliveries_rejected', true)) AS l(name, rejected)
     GROUP BY r.tenant_id, l.name
+    ORDER BY 1, 2
     ON CONFLICT (tenant_id, name) DO UPDATE SET n = rc.n + EXCLUDED.n, version = rc.version + 1;
   ELSIF TG_OP = 'UPDATE' THEN
     INSERT INTO row_counts AS rc (tenant_id, name, n)
@@ -45,6 +47,7 @@ BEGIN
     ) r
     CROSS JOIN (VALUES ('deliveries_pending', false), ('deliveries_rejected', true)) AS l(name, rejected)
     GROUP BY r.tenant_id, l.name
+    ORDER BY 1, 2
     ON CONFLICT (tenant_id, name) DO UPDATE SET n = rc.n + EXCLUDED.n, version = rc.version + 1;
   ELSE
     INSERT INTO row_counts AS rc (tenant_id, name, n)
@@ -53,6 +56,7 @@ BEGIN
     FROM old_rows r
     CROSS JOIN (VALUES ('deliveries_pending', false), ('deliveries_rejected', true)) AS l(name, rejected)
     GROUP BY r.tenant_id, l.name
+    ORDER BY 1, 2
     ON CONFLICT (tenant_id, name) DO UPDATE SET n = rc.n + EXCLUDED.n, version = rc.version + 1;
   END IF;
   RETURN NULL;
