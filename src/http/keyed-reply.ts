@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database, Transaction } from '../db/database.js';
 import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
+import { problemOf } from './domain-problems.js';
 import { idempotencyKeyOf, requestHash } from './idempotency-key-hook.js';
 import type { HttpProblem } from './problems.js';
 
@@ -12,6 +13,17 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** An error answer as text: what the error handler would send for it, kept byte for byte. */
 export function problemAnswer(problem: HttpProblem): Answer {
   return { status: problem.statusCode, body: JSON.stringify(problem.body()) };
+}
+
+/**
+ * The work of a request refused while `prepare` checked it: a 400 of the domain (an array rule, invalid
+ * items) is an answer like any other, kept for a key; any other error is thrown on.
+ */
+export function refusedWork(error: unknown): () => Promise<Answer> {
+  const problem = problemOf(error);
+  if (problem?.statusCode !== 400) throw error;
+  const answer = problemAnswer(problem);
+  return async () => answer;
 }
 
 /**

@@ -150,7 +150,7 @@ function reachable(rules: AddressRules, protocol: string, address: string): bool
  * agent's option): resolves as the resolver does, and fails the connection with AddressNotAllowed
  * when any address the name has is refused, so the socket is never opened towards it.
  */
-export function guardedLookup(rules: AddressRules, resolve: Resolve, protocol: string) {
+function guardedLookup(rules: AddressRules, resolve: Resolve, protocol: string) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     const literal = literalAddress(hostname);
     const found: Promise<readonly LookupAddress[]> = literal

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { FORM, tokenForm } from '../../kit/token.js';
 import { buildApp } from '../../src/app.js';
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
@@ -16,7 +17,6 @@ import { customer } from '../helpers/read-data.js';
  * The number hashed is read from the app's own metric, sfa_client_secret_hashes_total.
  */
 
-const FORM = 'application/x-www-form-urlencoded';
 const ATTACKER = '203.0.113.66';
 const OTHER = '198.51.100.7';
 
@@ -26,11 +26,7 @@ function tokenRequest(app: FastifyInstance, clientId: string, secret: string, re
     url: '/token',
     remoteAddress,
     headers: { 'content-type': FORM },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: clientId,
-      client_secret: secret,
-    }).toString(),
+    payload: tokenForm({ clientId, clientSecret: secret }),
   });
 }
 

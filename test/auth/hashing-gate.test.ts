@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { FORM, tokenForm } from '../../kit/token.js';
 import { buildApp } from '../../src/app.js';
 import { HashingBusy, HashingGate, secretHashing } from '../../src/auth/hashing-gate.js';
 import { createTenant, type NewTenant } from '../../src/tenants/tenants.js';
@@ -245,19 +246,13 @@ describe('HashingGate', () => {
   });
 });
 
-const FORM = 'application/x-www-form-urlencoded';
-
 function tokenRequest(app: FastifyInstance, client: NewTenant, remoteAddress: string) {
   return app.inject({
     method: 'POST',
     url: '/token',
     remoteAddress,
     headers: { 'content-type': FORM },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-    }).toString(),
+    payload: tokenForm(client),
   });
 }
 

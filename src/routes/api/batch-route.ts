@@ -10,13 +10,12 @@ import { BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
 import { type CheckedBatch, checkBatch } from '../../batch/checked-batch.js';
 import type { Database, Transaction } from '../../db/database.js';
-import { problemOf } from '../../http/domain-problems.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-  problemAnswer,
+  refusedWork,
   sendAnswer,
 } from '../../http/keyed-reply.js';
 import type { BatchMetrics } from '../../http/metrics.js';
@@ -129,13 +128,7 @@ export function registerBatchRoute(
         try {
           checked = await check(deps.db, resource, body, options);
         } catch (error) {
-          // The 400s of the array rules are answers like any other (kept for a key).
-          const problem = problemOf(error);
-          if (problem?.statusCode === 400) {
-            const answer = problemAnswer(problem);
-            return async () => answer;
-          }
-          throw error;
+          return refusedWork(error);
         }
         return async (tx: Transaction | undefined): Promise<Answer> => {
           result = await answerChecked({ db: deps.db, tx }, request.tenantId, resource, checked, options);

@@ -19,13 +19,12 @@ import {
   reject,
   requeue,
 } from '../../deliveries/rejections.js';
-import { problemOf } from '../../http/domain-problems.js';
 import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-  problemAnswer,
+  refusedWork,
   sendAnswer,
 } from '../../http/keyed-reply.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
@@ -152,11 +151,7 @@ function registerDeliveryStateRoute<T>(
         try {
           given = await checked(endpoint, request.tenantId, body);
         } catch (error) {
-          // The 400s of the array rules and of invalid elements are answers like any other (kept for a key).
-          const problem = problemOf(error);
-          if (problem?.statusCode !== 400) throw error;
-          const answer = problemAnswer(problem);
-          return async () => answer;
+          return refusedWork(error);
         }
         return async (tx: Transaction | undefined): Promise<Answer> => {
           const result = await endpoint.apply(tx ?? deps.db, request.tenantId, given, tx !== undefined);
