@@ -1,13 +1,16 @@
+import { lookup } from 'node:dns/promises';
 import { constants as zlibConstants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { once, serverSecret } from './auth/server-secrets.js';
 import { BackgroundLoops } from './background/background-loops.js';
 import { newInstanceId } from './background/background-work.js';
 import { admissionFor } from './batch/batch-admission.js';
 import { type Config, DEFAULT_FEED_STALL_WARN_SECONDS } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
+import { servedGeneration } from './feed/generation.js';
 import { FEED_WATCH_EVERY_MS, FeedStallWatch } from './feed/stall-watch.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -25,7 +28,15 @@ import { registerDocs } from './routes/docs/docs-routes.js';
 import { createAuth } from './routes/token/auth-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
+import { registerWebhookRoutes } from './routes/v1/webhook-routes.js';
 import { VERSION } from './version.js';
+import { addressRules } from './webhooks/addresses.js';
+import {
+  DEFAULT_DELIVERY_SETTINGS,
+  type DeliverySettings,
+  type WebhookDeliveries,
+  webhookDeliveries,
+} from './webhooks/delivery-work.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,6 +44,8 @@ declare module 'fastify' {
     feedWatch: FeedStallWatch;
     /** The background work of this instance (src/background/): started by serve, stopped on close. */
     background: BackgroundLoops;
+    /** Webhook deliveries (one of the background works): tests run a round, then wait for its turns. */
+    webhookDeliveries: WebhookDeliveries;
   }
   interface FastifyRequest {
     /** The tenant whose rows this request may see and change; set by the authentication guard. */
@@ -59,8 +72,11 @@ export interface AppOptions {
         | 'batchBodiesMaxBytes'
         | 'idempotencyTtlSeconds'
         | 'feedStallWarnSeconds'
+        | 'webhookAllowedNetworks'
       >
     >;
+  /** Webhook deliveries' settings; tests give a resolver of their own, and shorter times. */
+  webhooks?: Partial<DeliverySettings>;
   logLevel?: string;
   /** Where the log lines go instead of stdout (tests that read the log). */
   logStream?: DestinationStream;
@@ -87,6 +103,17 @@ function trustedProxies(
   setting: Config['trustProxy'],
 ): boolean | string | ((address: string, hop: number) => boolean) {
   return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+}
+
+/** Where and how webhook deliveries go: the defaults, WEBHOOK_ALLOWED_NETWORKS, and a test's own. */
+function webhookSettings(options: AppOptions): DeliverySettings {
+  return {
+    ...DEFAULT_DELIVERY_SETTINGS,
+    rules: addressRules(options.config.webhookAllowedNetworks ?? []),
+    resolve: (hostname) => lookup(hostname, { all: true, verbatim: true }),
+    userAgent: `sfa-backoffice/${VERSION}`,
+    ...Object.fromEntries(Object.entries(options.webhooks ?? {}).filter(([, value]) => value !== undefined)),
+  };
 }
 
 /** The whole HTTP service as a Fastify instance; tests call inject() on it without listening. */
@@ -117,6 +144,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.config.feedStallWarnSeconds ?? DEFAULT_FEED_STALL_WARN_SECONDS,
   );
   app.decorate('feedWatch', feedWatch);
+  const webhooks = webhookSettings(options);
+  const sealingKey = once(() => serverSecret(options.db, 'webhook_sealing'));
+  const deliveries = webhookDeliveries(options.db, newInstanceId(), webhooks, sealingKey, undefined, app.log);
+  app.decorate('webhookDeliveries', deliveries);
   // Work beside the requests, in every instance; `serve` starts it after listening (src/server.ts).
   const background = new BackgroundLoops(
     [
@@ -128,6 +159,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       // One instance for all, by lease.
       idempotencyExpirySweep(options.db, newInstanceId()),
+      // Every instance sends, each stream (an endpoint and a resource) from one at a time, by lease.
+      deliveries,
     ],
     app.log,
   );
@@ -200,6 +233,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   registerReadRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerDeliveryStateRoutes(app, { db: options.db, authenticate, idempotency });
+  registerWebhookRoutes(app, {
+    db: options.db,
+    authenticate,
+    idempotency,
+    context: {
+      rules: webhooks.rules,
+      resolve: webhooks.resolve,
+      sealingKey,
+      generation: () => servedGeneration(options.db),
+      timeoutMs: webhooks.timeoutMs,
+      userAgent: webhooks.userAgent,
+    },
+  });
   registerDocs(app);
   return app;
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { DEFAULT_ADMISSION } from './batch/batch-admission.js';
+import { type Network, parseNetworks } from './webhooks/addresses.js';
 
 /** Settings of the server and of the command line, read once from the environment. */
 export interface Config {
@@ -50,6 +51,11 @@ export interface Config {
    * gets a warning in the log: it holds back every tenant's change feed (src/feed/stall-watch.ts).
    */
   readonly feedStallWarnSeconds: number;
+  /**
+   * WEBHOOK_ALLOWED_NETWORKS: comma-separated CIDR ranges that webhook deliveries may reach besides
+   * public addresses (ERPs inside the operator's own network); plain http:// only to these.
+   */
+  readonly webhookAllowedNetworks: readonly Network[];
 }
 
 /** FEED_STALL_WARN_SECONDS when unset. */
@@ -101,6 +107,14 @@ function publicBaseUrl(raw: string | undefined): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+function allowedNetworks(raw: string | undefined): Network[] {
+  try {
+    return parseNetworks(raw);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -144,5 +158,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     trustProxy: trustProxy(env.TRUST_PROXY),
     publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
+    webhookAllowedNetworks: allowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS),
   });
 }

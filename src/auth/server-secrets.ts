@@ -3,7 +3,7 @@ import { storedSetting, storeSettingIfAbsent } from '../sql/settings.js';
 import { randomSecret } from './secrets.js';
 
 /** The secrets of the server itself, kept in the settings table. */
-export type ServerSecretName = 'token_signing' | 'key_hashing';
+export type ServerSecretName = 'token_signing' | 'key_hashing' | 'webhook_sealing';
 
 /**
  * Returns the named server secret, generating and storing it on first use. Instances starting together

@@ -48,7 +48,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export function encodeCursor(
   resource: string,
   position: FeedPosition,
-  handedOut: string,
+  /** Undefined: a position whose time is not known (from a cursor older than "t"), written without it. */
+  handedOut: string | undefined,
   generation = 0,
 ): string {
   const body: CursorBody = {

@@ -9,12 +9,13 @@ import {
   IdempotencyKeyReused,
   InvalidIdempotencyKey,
 } from '../idempotency/idempotency-errors.js';
-import { type HttpProblem, problems } from './problems.js';
+import { WebhookRefusal } from '../webhooks/endpoints.js';
+import { HttpProblem, problems } from './problems.js';
 import { BodyTooLarge } from './receive-body.js';
 
 /**
  * The answer to each refusal of the domain layers (src/batch/batch-errors.ts,
- * src/idempotency/idempotency-errors.ts), or undefined for any other error. The error handler and the
+ * src/idempotency/idempotency-errors.ts, src/webhooks/endpoints.ts), or undefined for any other error. The error handler and the
  * routes that keep an answer (a 400 under an Idempotency-Key) both ask here, so a refusal has one
  * answer wherever it is sent from.
  */
@@ -40,5 +41,6 @@ export function problemOf(error: unknown): HttpProblem | undefined {
   if (error instanceof IdempotencyKeyReused) return problems.idempotencyKeyReused();
   if (error instanceof IdempotencyKeyInProgress)
     return problems.idempotencyInProgress(error.retryAfterSeconds);
+  if (error instanceof WebhookRefusal) return new HttpProblem(error.statusCode, error.errors);
   return undefined;
 }

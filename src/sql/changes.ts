@@ -44,6 +44,11 @@ export interface ChangesStatement {
   readonly fromXid: string;
   /** How many key values a position carries, in key order. */
   readonly keyLength: number;
+  /**
+   * The same three, served only up to a last row (its position in the parameters after the others):
+   * a webhook delivery attempted again reads the range it read first (src/webhooks/).
+   */
+  readonly upTo: { readonly first: string; readonly after: string; readonly fromXid: string };
 }
 
 /** A place in the feed: the last row served, or (key null) the start of a transaction's rows. */
@@ -60,6 +65,8 @@ export interface ChangesRow {
   /** [xid, ...key] of the last row served; null when the page is empty. */
   last: string[] | null;
   has_more: boolean;
+  /** How many records the page holds. */
+  count: number;
   /**
    * True when the position sent is not of this database's history (a restore to an earlier point):
    * ahead of its transaction counter, or with a row behind it that changed after the cursor was
@@ -90,6 +97,9 @@ export function changesStatement(feed: FeedResource): ChangesStatement {
   WHERE b.tenant_id = $1 AND ${feedIndexCondition('b')} AND ${atOrBehind}
   ORDER BY ${['b.change_xid', ...keyNames.map((k) => `b.${k}`)].map((c) => `${c} DESC`).join(', ')}
   LIMIT 1`;
+  // Rows at or before a last row whose position is in the parameters from $at on.
+  const bound = (at: number) =>
+    `\n    AND (${order}) <= ($${at}::xid8, ${casts.map((type, i) => `$${at + 1 + i}::${type}`).join(', ')})`;
   const build = (position: string, atOrBehind?: string) => `WITH page AS (
   SELECT row_number() OVER (ORDER BY ${order}) AS n,
          ARRAY[${a}.change_xid::text, ${keys.map((k) => `${k}::text`).join(', ')}] AS position,
@@ -104,6 +114,7 @@ export function changesStatement(feed: FeedResource): ChangesStatement {
 SELECT COALESCE((SELECT json_agg(doc ORDER BY n) FROM page WHERE n <= $2), '[]'::json)::text AS data,
        (SELECT position FROM page WHERE n <= $2 ORDER BY n DESC LIMIT 1) AS last,
        (SELECT count(*) FROM page) > $2 AS has_more,
+       LEAST((SELECT count(*) FROM page), $2)::int AS count,
        ${
          atOrBehind
            ? `($3::xid8 >= pg_snapshot_xmax(pg_current_snapshot())
@@ -113,15 +124,21 @@ SELECT COALESCE((SELECT json_agg(doc ORDER BY n) FROM page WHERE n <= $2), '[]':
        } AS refused,
        (extract(epoch FROM clock_timestamp()) * 1000000)::int8::text AS handed_out`;
   const bKeys = keyNames.map((k) => `b.${k}`);
+  const afterPosition = `\n    AND (${order}) > ($3::xid8, ${keyParams.join(', ')})`;
+  const afterBehind = `(b.change_xid, ${bKeys.join(', ')}) <= ($3::xid8, ${keyParams.join(', ')})`;
+  const fromXidPosition = `\n    AND ${a}.change_xid >= $3::xid8`;
+  const fromXidBehind = 'b.change_xid < $3::xid8';
   return {
     feed,
     first: build(''),
-    after: build(
-      `\n    AND (${order}) > ($3::xid8, ${keyParams.join(', ')})`,
-      `(b.change_xid, ${bKeys.join(', ')}) <= ($3::xid8, ${keyParams.join(', ')})`,
-    ),
-    fromXid: build(`\n    AND ${a}.change_xid >= $3::xid8`, 'b.change_xid < $3::xid8'),
+    after: build(afterPosition, afterBehind),
+    fromXid: build(fromXidPosition, fromXidBehind),
     keyLength: source.key.length,
+    upTo: {
+      first: build(bound(3)),
+      after: build(afterPosition + bound(5 + casts.length), afterBehind),
+      fromXid: build(fromXidPosition + bound(5), fromXidBehind),
+    },
   };
 }
 
@@ -132,6 +149,8 @@ export interface ChangesRequest {
   /** When the cursor of `after` was handed out (microseconds since 1970); undefined: not known. */
   handedOut?: string | undefined;
   limit: number;
+  /** Serve rows only up to this one (its key set): a delivery's range read again. */
+  upTo?: FeedPosition | undefined;
 }
 
 /** The statement of one page and its parameters (also the benchmarks' raw floor). */
@@ -139,12 +158,18 @@ export function changesPageQuery(
   statement: ChangesStatement,
   request: ChangesRequest,
 ): { sql: string; params: unknown[] } {
-  const { after } = request;
+  const { after, upTo } = request;
   const base = [request.tenantId, request.limit];
-  if (after?.key)
-    return { sql: statement.after, params: [...base, after.xid, request.handedOut ?? null, ...after.key] };
-  if (after) return { sql: statement.fromXid, params: [...base, after.xid, request.handedOut ?? null] };
-  return { sql: statement.first, params: base };
+  const statements = upTo ? statement.upTo : statement;
+  const bound = upTo ? [upTo.xid, ...(upTo.key ?? [])] : [];
+  if (upTo && upTo.key?.length !== statement.keyLength) throw new Error('upTo must be the position of a row');
+  if (after?.key) {
+    const params = [...base, after.xid, request.handedOut ?? null, ...after.key, ...bound];
+    return { sql: statements.after, params };
+  }
+  if (after)
+    return { sql: statements.fromXid, params: [...base, after.xid, request.handedOut ?? null, ...bound] };
+  return { sql: statements.first, params: [...base, ...bound] };
 }
 
 /** One page of the tenant's changes of one resource. */

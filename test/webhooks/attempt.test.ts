@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { freePort } from '../../kit/free-port.js';
 import { addressRules, parseNetworks, type Resolve } from '../../src/webhooks/addresses.js';
 import {
@@ -10,6 +8,7 @@ import {
   MAX_RESPONSE_BYTES,
   retryAfterSeconds,
 } from '../../src/webhooks/attempt.js';
+import { receiver } from '../helpers/webhooks.js';
 
 /*
  * One attempt of a webhook delivery against receivers on loopback (allowed by the operator's
@@ -21,28 +20,6 @@ const loopback = addressRules(parseNetworks('127.0.0.0/8'));
 const noDns: Resolve = async (hostname) => {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 };
-
-/** A receiver on loopback answering with `handle`; what it received, in order. */
-async function receiver(handle: (request: IncomingMessage, response: ServerResponse) => void) {
-  const received: { path: string | undefined; headers: IncomingMessage['headers']; body: string }[] = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      received.push({ path: request.url, headers: request.headers, body });
-      handle(request, response);
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  after(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  const { port } = server.address() as AddressInfo;
-  return { url: new URL(`http://127.0.0.1:${port}/hooks`), received };
-}
 
 const attempt = (url: URL, overrides: Partial<Attempt> = {}) =>
   attemptDelivery({

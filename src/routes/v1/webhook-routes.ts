@@ -1,0 +1,159 @@
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Database, Transaction } from '../../db/database.js';
+import { parseJsonBytes } from '../../fields/json-text.js';
+import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
+import { RawJson } from '../../http/json-body.js';
+import { answerRequest, refusedWork, sendAnswer } from '../../http/keyed-reply.js';
+import { HttpProblem, problems } from '../../http/problems.js';
+import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
+import { checkQuery, type ParamRule } from '../../read/query-params.js';
+import {
+  deleteEndpoint,
+  selectAttempts,
+  selectEndpoint,
+  selectEndpoints,
+} from '../../sql/webhook-endpoints.js';
+import { checkCreate, checkPatch } from '../../webhooks/endpoint-input.js';
+import {
+  changeEndpoint,
+  checkUrlReachable,
+  createEndpoint,
+  type EndpointContext,
+  notFound,
+  presentEndpoint,
+  replayEndpoint,
+  rotateEndpointSecret,
+  WebhookRefusal,
+} from '../../webhooks/endpoints.js';
+import { pingEndpoint } from '../../webhooks/ping.js';
+
+export const WEBHOOKS_PATH = '/v1/webhooks';
+/** The management bodies are small: a URL of 2,048 characters and a few fields. */
+const BODY_LIMIT = 16 * 1024;
+const DELIVERIES_QUERY: Readonly<Record<string, ParamRule>> = {
+  limit: { kind: 'integer', min: 1, max: 100, default: 20 },
+};
+
+export interface WebhookRouteDeps {
+  db: Database;
+  authenticate: onRequestHookHandler;
+  idempotency: IdempotencySettings;
+  context: EndpointContext & { timeoutMs: number; userAgent: string };
+}
+
+/** The request's JSON body, parsed from its bytes (kept as bytes: a keyed request hashes them). */
+function bodyOf(request: FastifyRequest): unknown {
+  const body = request.body;
+  if (!(body instanceof RawJson)) return body;
+  try {
+    return parseJsonBytes(body.bytes);
+  } catch {
+    throw problems.invalidJson();
+  }
+}
+
+const bytesOf = (request: FastifyRequest) =>
+  request.body instanceof RawJson ? request.body.bytes : undefined;
+
+const json = (status: number, body: unknown): Answer => ({ status, body: JSON.stringify(body) });
+
+/** A checked body's problems as the read side's 400 (extensions.md 6). */
+const invalid = (errors: readonly object[]) => new WebhookRefusal(400, errors as never);
+
+/** The webhook endpoints' management API (extensions.md 11). A tenant sees and changes only its own. */
+export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
+  const { db, context } = deps;
+  const keyed = {
+    bodyLimit: BODY_LIMIT,
+    config: { rawJsonFrom: 0 },
+    onRequest: [deps.authenticate, checkIdempotencyKey],
+  };
+  const plain = { bodyLimit: BODY_LIMIT, onRequest: deps.authenticate };
+  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+  /** A POST answered once per Idempotency-Key: `check` refuses before any write, `work` writes. */
+  const answerPost = async (
+    request: FastifyRequest,
+    check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
+  ) => {
+    const prepare = async () => {
+      let work: (q: Database | Transaction) => Promise<Answer>;
+      try {
+        work = await check();
+      } catch (error) {
+        return refusedWork(error);
+      }
+      return (tx: Transaction | undefined) => work(tx ?? db);
+    };
+    return answerRequest(request, db, deps.idempotency, bytesOf(request), prepare);
+  };
+
+  app.post(WEBHOOKS_PATH, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(request, async () => {
+      const checked = checkCreate(bodyOf(request));
+      if (!checked.ok) throw invalid(checked.errors);
+      await checkUrlReachable(checked.value.url, context);
+      return async (q) => json(201, await createEndpoint(q, request.tenantId, checked.value, context));
+    });
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  app.get(WEBHOOKS_PATH, plain, async (request) => {
+    const rows = await selectEndpoints(db, request.tenantId);
+    return { data: rows.map(presentEndpoint) };
+  });
+
+  app.get(`${WEBHOOKS_PATH}/:id`, plain, async (request) => {
+    const row = await selectEndpoint(db, request.tenantId, idOf(request));
+    if (!row) throw notFound();
+    return presentEndpoint(row);
+  });
+
+  app.patch(`${WEBHOOKS_PATH}/:id`, { ...plain, config: { rawJsonFrom: 0 } }, async (request) => {
+    const checked = checkPatch(bodyOf(request));
+    if (!checked.ok) throw invalid(checked.errors);
+    if (checked.value.url) await checkUrlReachable(checked.value.url, context);
+    return changeEndpoint(db, request.tenantId, idOf(request), checked.value, context);
+  });
+
+  app.delete(`${WEBHOOKS_PATH}/:id`, plain, async (request, reply) => {
+    if (!(await deleteEndpoint(db, request.tenantId, idOf(request)))) throw notFound();
+    return reply.code(204).send();
+  });
+
+  app.post(`${WEBHOOKS_PATH}/:id/rotate-secret`, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(
+      request,
+      async () => async (q) =>
+        json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), context)),
+    );
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  app.post(`${WEBHOOKS_PATH}/:id/replay`, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(request, async () => {
+      const body = bodyOf(request) ?? {};
+      return async (q) => {
+        await replayEndpoint(q, request.tenantId, idOf(request), body, context);
+        return json(202, { statusCode: 202, message: 'Replay scheduled' });
+      };
+    });
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  // A ping changes nothing: its header is checked like every POST's, and its answer never kept (a
+  // retry pings again, which is what a retry of a ping means).
+  app.post(
+    `${WEBHOOKS_PATH}/:id/ping`,
+    { ...plain, onRequest: [deps.authenticate, checkIdempotencyKey] },
+    async (request) => pingEndpoint(db, request.tenantId, idOf(request), context),
+  );
+
+  app.get(`${WEBHOOKS_PATH}/:id/deliveries`, plain, async (request) => {
+    const checked = checkQuery(DELIVERIES_QUERY, request.query);
+    if (!checked.ok) throw new HttpProblem(400, checked.errors);
+    const id = idOf(request);
+    if (!(await selectEndpoint(db, request.tenantId, id))) throw notFound();
+    return { data: await selectAttempts(db, id, checked.values.limit as number) };
+  });
+}

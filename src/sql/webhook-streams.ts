@@ -1,0 +1,284 @@
+import type { Queryable } from '../db/database.js';
+import { ident, literal } from '../db/sql.js';
+import { feedResources } from '../resources/feed.js';
+import { feedIndexCondition } from './changes.js';
+
+// The delivery side of webhooks (migration 016, src/webhooks/delivery-work.ts): which streams (an
+// endpoint and one resource) are due, who sends for them, and what each attempt did. Every write
+// that follows an attempt is guarded by the holder and the delivery's id: an instance whose lease
+// expired under it (stalled, or its stream replayed meanwhile) changes nothing.
+
+/**
+ * Whether the tenant's feed of the stream's resource holds a row after its position, served already
+ * by the feed (below the snapshot's xmin): one index probe of (tenant_id, change_xid, key) per
+ * stream, so a round over a thousand idle endpoints is one cheap statement.
+ */
+function newChanges(): string {
+  const branches = feedResources.map((feed) => {
+    const { table, key, fields } = feed.source;
+    const keys = key.map((name) => `c.${ident(name)}`).join(', ');
+    const positionKeys = key
+      .map((name, at) => `s.position_key[${at + 1}]::${fields[name]!.sqlType}`)
+      .join(', ');
+    const probe = (position: string) => `EXISTS (SELECT 1 FROM ${ident(table)} c
+        WHERE c.tenant_id = s.tenant_id AND ${feedIndexCondition('c')}
+          AND c.change_xid < pg_snapshot_xmin(pg_current_snapshot()) AND ${position})`;
+    return `WHEN ${literal(feed.name)} THEN
+      (s.position_key IS NULL AND ${probe('c.change_xid >= s.position_xid')})
+      OR (s.position_key IS NOT NULL AND ${probe(`(c.change_xid, ${keys}) > (s.position_xid, ${positionKeys})`)})`;
+  });
+  return `CASE s.resource\n    ${branches.join('\n    ')}\n    ELSE false END`;
+}
+
+/** A stream this instance now sends for, with what its turn needs of the endpoint. */
+export interface ClaimedStream {
+  endpoint_id: string;
+  resource: string;
+  tenant_id: number;
+  position_xid: string;
+  position_key: string[] | null;
+  position_t: string | null;
+  generation: number;
+  pending_id: string | null;
+  pending_xid: string | null;
+  pending_key: string[] | null;
+  pending_count: number | null;
+  pending_t: string | null;
+  failures: number;
+  url: string;
+  batch_size: number;
+  secret: string;
+  previous_secret: string | null;
+}
+
+/**
+ * Takes up to $2 due streams of active endpoints that have something to send (a delivery under way,
+ * or new changes), none held by a live instance and none of the tenants in $3 (those at their bound
+ * in this instance), the longest due first; holds them for $4 seconds.
+ */
+const CLAIM = `WITH due AS (
+  SELECT s.endpoint_id, s.resource
+  FROM webhook_streams s JOIN webhook_endpoints e ON e.id = s.endpoint_id
+  WHERE e.status = 'active'
+    AND s.next_attempt_at <= now()
+    AND (s.held_until IS NULL OR s.held_until <= now())
+    AND NOT (s.tenant_id = ANY ($3::int[]))
+    AND (s.pending_id IS NOT NULL OR ${newChanges()})
+  ORDER BY s.next_attempt_at
+  LIMIT $2
+  FOR UPDATE OF s SKIP LOCKED
+)
+UPDATE webhook_streams s SET holder = $1, held_until = now() + make_interval(secs => $4)
+FROM due, webhook_endpoints e
+WHERE s.endpoint_id = due.endpoint_id AND s.resource = due.resource AND e.id = s.endpoint_id
+RETURNING s.endpoint_id, s.resource, s.tenant_id, s.position_xid::text, s.position_key, s.position_t::text,
+  s.generation, s.pending_id, s.pending_xid::text, s.pending_key, s.pending_count, s.pending_t::text, s.failures,
+  e.url, e.batch_size, e.secret,
+  CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret`;
+
+export async function claimStreams(
+  q: Queryable,
+  holder: string,
+  limit: number,
+  busyTenants: readonly number[],
+  leaseSeconds: number,
+): Promise<ClaimedStream[]> {
+  return q.query<ClaimedStream>(CLAIM, [holder, limit, busyTenants, leaseSeconds]);
+}
+
+/** The delivery about to be sent, recorded before its first attempt (a repeat carries its id). */
+const BEGIN_DELIVERY = `UPDATE webhook_streams SET
+  pending_id = $4, pending_xid = $5::xid8, pending_key = $6::text[], pending_count = $7, pending_t = $8::int8,
+  failures = 0, held_until = now() + make_interval(secs => $9)
+WHERE endpoint_id = $1 AND resource = $2 AND holder = $3
+RETURNING 1 AS held`;
+
+export interface Delivery {
+  id: string;
+  xid: string;
+  key: string[];
+  count: number;
+  t: string;
+}
+
+export async function beginDelivery(
+  q: Queryable,
+  stream: { endpoint_id: string; resource: string },
+  holder: string,
+  delivery: Delivery,
+  leaseSeconds: number,
+): Promise<boolean> {
+  const rows = await q.query(BEGIN_DELIVERY, [
+    stream.endpoint_id,
+    stream.resource,
+    holder,
+    delivery.id,
+    delivery.xid,
+    delivery.key,
+    delivery.count,
+    delivery.t,
+    leaseSeconds,
+  ]);
+  return rows.length > 0;
+}
+
+/** The deliveries log keeps this many attempts of each endpoint. */
+export const KEPT_ATTEMPTS = 100;
+
+export interface AttemptRecord {
+  messageId: string;
+  records: number;
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** Logs an attempt and trims the endpoint's log to the latest KEPT_ATTEMPTS. */
+const LOG = `log AS (
+  INSERT INTO webhook_attempts (endpoint_id, message_id, resource, records, attempt, status_code, error, duration_ms)
+  SELECT $1::text, $4::text, $2::text, $6::int, $7::int, $8::int, $9::text, $10::int WHERE $11::boolean
+), trimmed AS (
+  DELETE FROM webhook_attempts WHERE endpoint_id = $1 AND $11::boolean AND id <= (
+    SELECT id FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id DESC OFFSET ${KEPT_ATTEMPTS - 1} LIMIT 1)
+)`;
+
+/**
+ * The delivery was taken: the position moves past its last record, the endpoint is no longer
+ * failing, and the stream stays held ($5 seconds more) for its next delivery.
+ */
+const DELIVERED = `WITH moved AS (
+  UPDATE webhook_streams SET
+    position_xid = pending_xid, position_key = pending_key, position_t = pending_t, generation = $12,
+    pending_id = NULL, pending_xid = NULL, pending_key = NULL, pending_count = NULL, pending_t = NULL,
+    failures = 0, next_attempt_at = now(), held_until = now() + make_interval(secs => $5)
+  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4
+  RETURNING endpoint_id
+), recovered AS (
+  UPDATE webhook_endpoints SET failing_since = NULL
+  WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM moved)
+), ${LOG}
+SELECT EXISTS (SELECT 1 FROM moved) AS moved,
+       (SELECT status FROM webhook_endpoints WHERE id = $1) AS status`;
+
+const attemptParams = (record: AttemptRecord, logged: boolean) => [
+  record.records,
+  record.attempt,
+  record.statusCode,
+  record.error,
+  record.durationMs,
+  logged,
+];
+
+/** Whether the stream moved on (false: it was replayed or taken over meanwhile), and the endpoint's status now. */
+export async function recordDelivered(
+  q: Queryable,
+  stream: { endpoint_id: string; resource: string },
+  holder: string,
+  record: AttemptRecord,
+  options: { leaseSeconds: number; generation: number; logged: boolean },
+): Promise<{ moved: boolean; status: string | null }> {
+  const [row] = await q.query<{ moved: boolean; status: string | null }>(DELIVERED, [
+    stream.endpoint_id,
+    stream.resource,
+    holder,
+    record.messageId,
+    options.leaseSeconds,
+    ...attemptParams(record, options.logged),
+    options.generation,
+  ]);
+  return row!;
+}
+
+/**
+ * The attempt failed: the stream is let go until its next attempt ($5 seconds on), the endpoint is
+ * failing since its first failure, and disabled when $12 (the endpoint answered 410) or when it has
+ * been failing for 3 days.
+ */
+const FAILED = `WITH failed AS (
+  UPDATE webhook_streams SET failures = failures + 1, next_attempt_at = now() + make_interval(secs => $5),
+    holder = NULL, held_until = NULL
+  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4
+  RETURNING endpoint_id
+), endpoint AS (
+  UPDATE webhook_endpoints SET
+    failing_since = COALESCE(failing_since, now()),
+    status = CASE WHEN $12::boolean OR failing_since <= now() - interval '3 days' THEN 'disabled' ELSE status END,
+    disabled_reason = CASE
+      WHEN $12::boolean THEN 'The endpoint answered 410 Gone'
+      WHEN failing_since <= now() - interval '3 days' THEN 'Every attempt failed for 3 days'
+      ELSE disabled_reason END
+  WHERE id = $1 AND EXISTS (SELECT 1 FROM failed)
+  RETURNING status
+), ${LOG}
+SELECT (SELECT status FROM endpoint) AS status`;
+
+/** The endpoint's status after the failure (null: the stream was replayed or taken over meanwhile). */
+export async function recordFailed(
+  q: Queryable,
+  stream: { endpoint_id: string; resource: string },
+  holder: string,
+  record: AttemptRecord,
+  options: { retryInSeconds: number; gone: boolean },
+): Promise<string | null> {
+  const [row] = await q.query<{ status: string | null }>(FAILED, [
+    stream.endpoint_id,
+    stream.resource,
+    holder,
+    record.messageId,
+    options.retryInSeconds,
+    ...attemptParams(record, true),
+    options.gone,
+  ]);
+  return row!.status;
+}
+
+/** Lets a stream go: due at once for whichever instance looks next. */
+const RELEASE = `UPDATE webhook_streams SET holder = NULL, held_until = NULL
+WHERE endpoint_id = $1 AND resource = $2 AND holder = $3`;
+
+export async function releaseStream(
+  q: Queryable,
+  stream: { endpoint_id: string; resource: string },
+  holder: string,
+): Promise<void> {
+  await q.query(RELEASE, [stream.endpoint_id, stream.resource, holder]);
+}
+
+/** Every stream this instance holds, let go when it closes: another instance takes them at once. */
+const RELEASE_ALL = 'UPDATE webhook_streams SET holder = NULL, held_until = NULL WHERE holder = $1';
+
+export async function releaseAllStreams(q: Queryable, holder: string): Promise<void> {
+  await q.query(RELEASE_ALL, [holder]);
+}
+
+/**
+ * An endpoint whose streams cannot go on: its position is from a history the database no longer
+ * has (a restore). Disabled with the reason; a replay (or setting it active) is the way on.
+ */
+const DISABLE = `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`;
+
+export async function disableEndpoint(q: Queryable, endpointId: string, reason: string): Promise<void> {
+  await q.query(DISABLE, [endpointId, reason]);
+}
+
+/** Figures for the metrics: endpoints by status, and the oldest change not yet delivered (seconds). */
+const FIGURES = `SELECT
+  (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'disabled') AS disabled,
+  (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'active') AS active,
+  (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'paused') AS paused,
+  (SELECT COALESCE(extract(epoch FROM now() - min(s.next_attempt_at)), 0)::float8
+     FROM webhook_streams s JOIN webhook_endpoints e ON e.id = s.endpoint_id
+     WHERE e.status = 'active' AND s.pending_id IS NOT NULL AND s.failures > 0) AS retry_lag_seconds`;
+
+export interface WebhookFigures {
+  disabled: number;
+  active: number;
+  paused: number;
+  retry_lag_seconds: number;
+}
+
+export async function webhookFigures(q: Queryable): Promise<WebhookFigures> {
+  const [row] = await q.query<WebhookFigures>(FIGURES);
+  return row!;
+}

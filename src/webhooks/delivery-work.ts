@@ -1,0 +1,270 @@
+import type { BackgroundWork } from '../background/background-work.js';
+import type { Queryable } from '../db/database.js';
+import { encodeCursor } from '../feed/cursor.js';
+import { servedGeneration } from '../feed/generation.js';
+import { feedResourceNamed, feedResources } from '../resources/feed.js';
+import { type ChangesStatement, changesStatement, type FeedPosition, selectChanges } from '../sql/changes.js';
+import {
+  beginDelivery,
+  type ClaimedStream,
+  claimStreams,
+  disableEndpoint,
+  recordDelivered,
+  recordFailed,
+  releaseAllStreams,
+  releaseStream,
+} from '../sql/webhook-streams.js';
+import type { AddressRules, Resolve } from './addresses.js';
+import { type AttemptResult, attemptDelivery } from './attempt.js';
+import { retryDelaySeconds } from './retry-schedule.js';
+import { openSecret } from './secret-sealing.js';
+import { deliveryHeaders, newMessageId } from './signature.js';
+
+/*
+ * Webhook deliveries (extensions.md 11), a background work of every instance. Each round claims the
+ * streams (an endpoint and one of its resources) that have something to send and that no live
+ * instance holds (a lease in the stream's row, migration 016), and starts a turn for each; the round
+ * does not wait for them, so a slow endpoint never holds up the claiming of others. A turn sends its
+ * stream's deliveries one at a time, in feed order, while they are taken, then lets the stream go; a
+ * failed attempt lets it go until its next attempt is due. No transaction is open during an attempt:
+ * every statement around it is short and stands alone (so PgBouncer's transaction mode serves it).
+ */
+
+export interface DeliverySettings {
+  rules: AddressRules;
+  resolve: Resolve;
+  /** The whole attempt: 15 s (extensions.md 11). */
+  timeoutMs: number;
+  /** How long a claimed stream is held without renewal: how soon another instance replaces a dead one. */
+  leaseSeconds: number;
+  /** Turns at once in this instance, and of them, of one tenant: a tenant's slow endpoints delay only its own. */
+  maxTurns: number;
+  maxTurnsPerTenant: number;
+  /** Between rounds. */
+  everyMs: number;
+  userAgent: string;
+  /** Jitter of the retry schedule (tests fix it). */
+  random?: () => number;
+}
+
+export const DEFAULT_DELIVERY_SETTINGS = {
+  timeoutMs: 15_000,
+  leaseSeconds: 30,
+  maxTurns: 64,
+  maxTurnsPerTenant: 8,
+  everyMs: 500,
+} as const;
+
+/** Results of attempts, for the metrics. */
+export interface DeliveryCounters {
+  attempt(result: AttemptResult, repeat: boolean): void;
+}
+
+/** Why an endpoint is disabled when its position is not of the feed it reads now. */
+export const RESTORED_REASON =
+  'The database was restored to an earlier point: replay from a cursor you hold, or from the start';
+export const RENUMBERED_REASON = 'The change feed was renumbered after a restore: replay from the start';
+
+/** The delivery work, and what tests need of it. */
+export interface WebhookDeliveries extends BackgroundWork {
+  /** Resolves when every turn started so far has ended (tests: a round, then this). */
+  settled(): Promise<void>;
+  /** Turns running now. */
+  readonly turns: number;
+}
+
+export function webhookDeliveries(
+  db: Queryable,
+  holder: string,
+  settings: DeliverySettings,
+  sealingKey: () => Promise<Uint8Array>,
+  counters?: DeliveryCounters,
+  log?: { warn(details: object, message: string): void },
+): WebhookDeliveries {
+  const statements = new Map<string, ChangesStatement>(
+    feedResources.map((feed) => [feed.name, changesStatement(feed)]),
+  );
+  const random = settings.random ?? Math.random;
+  const running = new Set<Promise<void>>();
+  const turnsOf = new Map<number, number>();
+  let stopped = false;
+
+  async function signingSecrets(stream: ClaimedStream): Promise<string[]> {
+    const key = await sealingKey();
+    const secrets = [openSecret(key, stream.secret)];
+    if (stream.previous_secret) secrets.push(openSecret(key, stream.previous_secret));
+    return secrets;
+  }
+
+  /** One page of the stream's feed after its position: the next delivery, or its repeat's range. */
+  async function page(stream: ClaimedStream, limit: number, upTo: FeedPosition | undefined) {
+    return selectChanges(db, statements.get(stream.resource)!, {
+      tenantId: stream.tenant_id,
+      after: { xid: stream.position_xid, key: stream.position_key },
+      handedOut: stream.position_t ?? undefined,
+      limit,
+      upTo,
+    });
+  }
+
+  /**
+   * Sends the stream's deliveries while they are taken. Returns when there is nothing more to send,
+   * an attempt failed (the stream was let go until its retry), or the stream is no longer this
+   * instance's to send.
+   */
+  async function turn(claimed: ClaimedStream): Promise<void> {
+    let stream = claimed;
+    const generation = await servedGeneration(db);
+    if (stream.generation !== generation) {
+      await disableEndpoint(db, stream.endpoint_id, RENUMBERED_REASON);
+      return;
+    }
+    const feed = feedResourceNamed(stream.resource);
+    if (!feed) return;
+    while (!stopped) {
+      const repeat = stream.pending_id !== null;
+      const read = await page(
+        stream,
+        repeat ? stream.pending_count! : stream.batch_size,
+        repeat ? { xid: stream.pending_xid!, key: stream.pending_key } : undefined,
+      );
+      if (read.refused) {
+        await disableEndpoint(db, stream.endpoint_id, RESTORED_REASON);
+        return;
+      }
+      let id: string;
+      let end: { xid: string; key: string[]; t: string };
+      if (repeat) {
+        id = stream.pending_id!;
+        end = { xid: stream.pending_xid!, key: stream.pending_key!, t: stream.pending_t! };
+      } else {
+        if (!read.last) return;
+        id = newMessageId();
+        end = { xid: read.last[0]!, key: read.last.slice(1), t: read.handed_out };
+        const held = await beginDelivery(
+          db,
+          stream,
+          holder,
+          { id, ...end, count: read.count },
+          settings.leaseSeconds,
+        );
+        if (!held) return;
+      }
+      const record = { messageId: id, records: read.count, attempt: stream.failures + 1 };
+      if (read.count === 0) {
+        // Every record of the range changed again since the first attempt: each arrives later, in
+        // its new place. The delivery has nothing left to send.
+        const done = { ...record, statusCode: null, error: null, durationMs: 0 };
+        const { moved } = await recordDelivered(db, stream, holder, done, {
+          leaseSeconds: settings.leaseSeconds,
+          generation,
+          logged: false,
+        });
+        if (!moved) return;
+      } else {
+        const next = encodeCursor(stream.resource, { xid: end.xid, key: end.key }, end.t, generation);
+        const body = `{"type":"changes","resource":${JSON.stringify(stream.resource)},"data":${read.data},"next":${JSON.stringify(next)}}`;
+        const result = await attemptDelivery({
+          url: new URL(stream.url),
+          headers: deliveryHeaders({
+            secrets: await signingSecrets(stream),
+            messageId: id,
+            timestampSeconds: Math.floor(Date.now() / 1000),
+            body,
+            userAgent: settings.userAgent,
+          }),
+          body,
+          timeoutMs: settings.timeoutMs,
+          rules: settings.rules,
+          resolve: settings.resolve,
+        });
+        counters?.attempt(result, repeat);
+        const attempted = {
+          ...record,
+          statusCode: result.statusCode,
+          error: result.error,
+          durationMs: Math.round(result.durationMs),
+        };
+        if (!result.delivered) {
+          await recordFailed(db, stream, holder, attempted, {
+            retryInSeconds: retryDelaySeconds(stream.failures + 1, random, result.retryAfterSeconds),
+            gone: result.statusCode === 410,
+          });
+          return;
+        }
+        const { moved, status } = await recordDelivered(db, stream, holder, attempted, {
+          leaseSeconds: settings.leaseSeconds,
+          generation,
+          logged: true,
+        });
+        if (!moved || status !== 'active') return;
+      }
+      stream = {
+        ...stream,
+        position_xid: end.xid,
+        position_key: end.key,
+        position_t: end.t,
+        generation,
+        pending_id: null,
+        pending_xid: null,
+        pending_key: null,
+        pending_count: null,
+        pending_t: null,
+        failures: 0,
+      };
+    }
+  }
+
+  function start(stream: ClaimedStream): void {
+    turnsOf.set(stream.tenant_id, (turnsOf.get(stream.tenant_id) ?? 0) + 1);
+    const done = (async () => {
+      try {
+        await turn(stream);
+      } catch (error) {
+        log?.warn(
+          { err: error, webhook: stream.endpoint_id },
+          'webhook delivery turn failed; it is tried again',
+        );
+      } finally {
+        // Due at once for the next round when it has more (a failed attempt let it go already).
+        await releaseStream(db, stream, holder).catch(() => undefined);
+        const left = (turnsOf.get(stream.tenant_id) ?? 1) - 1;
+        if (left > 0) turnsOf.set(stream.tenant_id, left);
+        else turnsOf.delete(stream.tenant_id);
+      }
+    })();
+    running.add(done);
+    void done.finally(() => running.delete(done));
+  }
+
+  return {
+    name: 'webhook-deliveries',
+    everyMs: settings.everyMs,
+    get turns() {
+      return running.size;
+    },
+    async round() {
+      if (stopped) return;
+      const free = settings.maxTurns - running.size;
+      if (free <= 0) return;
+      const busy = [...turnsOf].filter(([, n]) => n >= settings.maxTurnsPerTenant).map(([tenant]) => tenant);
+      const claimed = await claimStreams(db, holder, free, busy, settings.leaseSeconds);
+      // A tenant's streams past its bound wait for the next round (a claim takes whole rows).
+      for (const stream of claimed) {
+        if ((turnsOf.get(stream.tenant_id) ?? 0) >= settings.maxTurnsPerTenant) {
+          await releaseStream(db, stream, holder);
+          continue;
+        }
+        start(stream);
+      }
+    },
+    async settled() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+    async close() {
+      stopped = true;
+      await Promise.allSettled([...running]);
+      await releaseAllStreams(db, holder);
+    },
+  };
+}

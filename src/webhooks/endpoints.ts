@@ -1,0 +1,224 @@
+import { randomId } from '../auth/secrets.js';
+import type { Database, Queryable, Transaction } from '../db/database.js';
+import { decodeCursor, encodeCursor, STALE } from '../feed/cursor.js';
+import { STALE_AFTER_MESSAGE } from '../feed/params.js';
+import { feedResourceNamed } from '../resources/feed.js';
+import {
+  deleteOtherStreams,
+  type EndpointRow,
+  insertEndpoint,
+  insertStreams,
+  lockTenantEndpoints,
+  replayStream,
+  rotateSecret,
+  selectEndpoint,
+  updateEndpoint,
+} from '../sql/webhook-endpoints.js';
+import { AddressNotAllowed, type AddressRules, checkDestination, type Resolve } from './addresses.js';
+import {
+  type EndpointChange,
+  type EndpointInput,
+  type FieldError,
+  inputMessages,
+  MAX_ENDPOINTS_PER_TENANT,
+} from './endpoint-input.js';
+import { sealSecret } from './secret-sealing.js';
+import { newWebhookSecret } from './signature.js';
+
+/*
+ * What the webhook management endpoints do (extensions.md 11), below HTTP: each answers the shape the
+ * spec gives or throws a WebhookRefusal that the route turns into its error answer.
+ */
+
+/** A request the endpoints refuse: 400 naming fields, 404, or 409 (the tenant's endpoints are full). */
+export class WebhookRefusal extends Error {
+  constructor(
+    readonly statusCode: 400 | 404 | 409,
+    readonly errors: readonly (FieldError | { message: string })[],
+  ) {
+    super(`webhook request refused (${statusCode})`);
+    this.name = 'WebhookRefusal';
+  }
+}
+
+export const NOT_FOUND_MESSAGE = 'Webhook endpoint not found';
+export const notFound = () => new WebhookRefusal(404, [{ message: NOT_FOUND_MESSAGE }]);
+export const TOO_MANY_MESSAGE = `A tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints`;
+
+/** What the endpoints need besides the database. */
+export interface EndpointContext {
+  rules: AddressRules;
+  resolve: Resolve;
+  sealingKey(): Promise<Uint8Array>;
+  /** The generation of the feed's cursors (src/feed/generation.ts). */
+  generation(): Promise<number>;
+}
+
+/** An endpoint as the API shows it: positions as change-feed cursors, never its secret. */
+export function presentEndpoint(row: EndpointRow): Record<string, unknown> {
+  const positions: Record<string, string> = {};
+  for (const resource of row.resources) {
+    const stream = row.positions.find((p) => p.resource === resource);
+    if (!stream) continue;
+    positions[resource] = encodeCursor(
+      resource,
+      { xid: stream.xid, key: stream.key },
+      stream.t ?? undefined,
+      stream.generation,
+    );
+  }
+  return {
+    id: row.id,
+    url: row.url,
+    resources: row.resources,
+    description: row.description,
+    batch_size: row.batch_size,
+    status: row.status,
+    failing_since: row.failing_since,
+    disabled_reason: row.disabled_reason,
+    positions,
+    created_at: row.created_at,
+  };
+}
+
+/**
+ * The URL's host may be reached: every address it stands for is public (or, for http://, inside
+ * WEBHOOK_ALLOWED_NETWORKS). The 400 names `url`.
+ */
+export async function checkUrlReachable(url: URL, context: EndpointContext): Promise<void> {
+  try {
+    await checkDestination(url, context.rules, context.resolve);
+  } catch (error) {
+    let message: string;
+    if (error instanceof AddressNotAllowed) {
+      message =
+        url.protocol === 'http:'
+          ? 'http:// is allowed only to hosts inside WEBHOOK_ALLOWED_NETWORKS; use https://'
+          : 'Host resolves to an address that is not public (loopback, private, link-local, shared, unique-local, multicast or unspecified)';
+    } else if (['ENOTFOUND', 'EAI_AGAIN', 'ENODATA'].includes((error as NodeJS.ErrnoException).code ?? '')) {
+      message = 'Host name does not resolve';
+    } else {
+      throw error;
+    }
+    throw new WebhookRefusal(400, [{ field: 'url', message }]);
+  }
+}
+
+async function inTransaction<T>(
+  q: Database | Transaction,
+  work: (tx: Transaction) => Promise<T>,
+): Promise<T> {
+  return 'transaction' in q ? q.transaction(work) : work(q);
+}
+
+/** POST /v1/webhooks: the endpoint, its secret shown this once. */
+export async function createEndpoint(
+  q: Database | Transaction,
+  tenantId: number,
+  input: EndpointInput,
+  context: EndpointContext,
+): Promise<Record<string, unknown>> {
+  const secret = newWebhookSecret();
+  const sealed = sealSecret(await context.sealingKey(), secret);
+  const generation = await context.generation();
+  const row = await inTransaction(q, async (tx) => {
+    if ((await lockTenantEndpoints(tx, tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
+      throw new WebhookRefusal(409, [{ message: TOO_MANY_MESSAGE }]);
+    }
+    const id = randomId('wh_', 12);
+    await insertEndpoint(tx, {
+      id,
+      tenantId,
+      url: input.url.href,
+      resources: input.resources,
+      description: input.description,
+      batchSize: input.batchSize,
+      sealedSecret: sealed,
+    });
+    await insertStreams(tx, id, tenantId, input.resources, input.from === 'start', generation);
+    return (await selectEndpoint(tx, tenantId, id))!;
+  });
+  const { positions, created_at, ...shown } = presentEndpoint(row);
+  return { ...shown, secret, positions, created_at };
+}
+
+/** PATCH /v1/webhooks/{id}: a resource added starts at the feed's frontier now. */
+export async function changeEndpoint(
+  db: Database,
+  tenantId: number,
+  id: string,
+  change: EndpointChange,
+  context: EndpointContext,
+): Promise<Record<string, unknown>> {
+  const generation = await context.generation();
+  const row = await db.transaction(async (tx) => {
+    const found = await updateEndpoint(tx, tenantId, id, {
+      ...(change.url ? { url: change.url.href } : {}),
+      ...(change.resources ? { resources: change.resources } : {}),
+      ...(change.description !== undefined ? { description: change.description } : {}),
+      ...(change.batchSize !== undefined ? { batchSize: change.batchSize } : {}),
+      ...(change.status ? { status: change.status } : {}),
+    });
+    if (!found) throw notFound();
+    if (change.resources) {
+      await deleteOtherStreams(tx, id, tenantId, change.resources);
+      await insertStreams(tx, id, tenantId, change.resources, false, generation);
+    }
+    return (await selectEndpoint(tx, tenantId, id))!;
+  });
+  return presentEndpoint(row);
+}
+
+export async function rotateEndpointSecret(
+  q: Queryable,
+  tenantId: number,
+  id: string,
+  context: EndpointContext,
+): Promise<{ secret: string }> {
+  const secret = newWebhookSecret();
+  if (!(await rotateSecret(q, tenantId, id, sealSecret(await context.sealingKey(), secret))))
+    throw notFound();
+  return { secret };
+}
+
+const REPLAY_FIELDS = ['resource', 'after'];
+
+/** POST /v1/webhooks/{id}/replay: delivery of the resource goes on after the cursor (or the start). */
+export async function replayEndpoint(
+  q: Queryable,
+  tenantId: number,
+  id: string,
+  body: unknown,
+  context: EndpointContext,
+): Promise<void> {
+  const endpoint = await selectEndpoint(q, tenantId, id);
+  if (!endpoint) throw notFound();
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new WebhookRefusal(400, [{ field: null, message: inputMessages.object }]);
+  }
+  const given = body as Record<string, unknown>;
+  const errors: FieldError[] = Object.keys(given)
+    .filter((name) => !REPLAY_FIELDS.includes(name))
+    .map((field) => ({ field, message: inputMessages.unknown }));
+  const resource = given.resource;
+  if (typeof resource !== 'string' || !endpoint.resources.includes(resource)) {
+    errors.push({ field: 'resource', message: inputMessages.resource });
+    throw new WebhookRefusal(400, errors);
+  }
+  const generation = await context.generation();
+  const feed = feedResourceNamed(resource)!;
+  let position = { xid: '0', key: null as string[] | null, t: null as string | null };
+  if (given.after !== undefined) {
+    const decoded = typeof given.after === 'string' ? decodeCursor(feed, given.after, generation) : undefined;
+    if (decoded === STALE) errors.push({ field: 'after', message: STALE_AFTER_MESSAGE });
+    else if (!decoded) errors.push({ field: 'after', message: inputMessages.after });
+    else
+      position = {
+        xid: decoded.xid,
+        key: decoded.key ? [...decoded.key] : null,
+        t: decoded.handedOut ?? null,
+      };
+  }
+  if (errors.length > 0) throw new WebhookRefusal(400, errors);
+  if (!(await replayStream(q, tenantId, id, { resource, ...position, generation }))) throw notFound();
+}

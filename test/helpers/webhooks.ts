@@ -1,0 +1,109 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
+import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import type { Database } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { openPglite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { addressRules, parseNetworks, type Resolve } from '../../src/webhooks/addresses.js';
+import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
+import type { Backend } from './backends.js';
+
+/** What a receiver on loopback got, in order. */
+export interface Received {
+  path: string | undefined;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/**
+ * A webhook receiver on loopback answering with `handle` (after the whole body arrived), closed after
+ * the test file; `received` lists what came, in order.
+ */
+export async function receiver(handle: (request: IncomingMessage, response: ServerResponse) => void = ok) {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received.push({ path: request.url, headers: request.headers, body });
+      handle(request, response);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: new URL(`http://127.0.0.1:${port}/hooks`), received, server };
+}
+
+function ok(_request: IncomingMessage, response: ServerResponse): void {
+  response.statusCode = 204;
+  response.end();
+}
+
+/** Deliveries may reach loopback, as WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 allows them. */
+export const loopbackRules = addressRules(parseNetworks('127.0.0.0/8'));
+
+/** A resolver with fixed answers (never the machine's DNS); a name it lacks does not resolve. */
+export function fixedResolver(answers: Record<string, string[]>): Resolve {
+  return async (hostname) => {
+    const found = answers[hostname];
+    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+}
+
+/** Webhook settings of test apps: loopback allowed, a fixed resolver, no jitter, short timeouts. */
+export function testWebhookSettings(overrides: Partial<DeliverySettings> = {}): Partial<DeliverySettings> {
+  return {
+    rules: loopbackRules,
+    resolve: fixedResolver({ 'erp.example.com': ['93.184.216.34'] }),
+    random: () => 0.5,
+    timeoutMs: 5_000,
+    ...overrides,
+  };
+}
+
+/**
+ * Backends with a database of this test file alone: a new PGlite, and a scratch database on the
+ * TEST_DATABASE_URL server. Deliveries claim every due stream of the database, so suites that run
+ * rounds must not share one with other files' streams.
+ */
+export function privateBackends(): Backend[] {
+  const open = (name: Backend['name'], opener: () => Promise<Database>): Backend => {
+    let opened: Promise<Database> | undefined;
+    after(async () => {
+      if (opened) await (await opened).close();
+    });
+    return {
+      name,
+      db() {
+        opened ??= opener().then(async (db) => {
+          await migrate(db);
+          return db;
+        });
+        return opened;
+      },
+    };
+  };
+  const list = [open('pglite', () => openPglite(undefined))];
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    list.push(
+      open('postgres', async () => {
+        const scratch = await scratchPostgresDatabase(url);
+        // Dropped WITH (FORCE): whichever hook runs first, the connections left are ended.
+        after(() => scratch.drop());
+        return openPostgres({ connectionString: scratch.url, poolSize: 4 });
+      }),
+    );
+  }
+  return list;
+}
