@@ -77,31 +77,37 @@ export function testWebhookSettings(overrides: Partial<DeliverySettings> = {}): 
  * rounds must not share one with other files' streams.
  */
 export function privateBackends(): Backend[] {
-  const open = (name: Backend['name'], opener: () => Promise<Database>): Backend => {
-    let opened: Promise<Database> | undefined;
+  const open = (
+    name: Backend['name'],
+    opener: () => Promise<{ db: Database; drop?: () => Promise<void> }>,
+  ) => {
+    let opened: Promise<{ db: Database; drop?: () => Promise<void> }> | undefined;
+    // Registered here, at the file's level: a hook registered inside a test would run after that test.
     after(async () => {
-      if (opened) await (await opened).close();
+      if (!opened) return;
+      const { db, drop } = await opened;
+      await db.close();
+      await drop?.();
     });
-    return {
+    const backend: Backend = {
       name,
-      db() {
-        opened ??= opener().then(async (db) => {
-          await migrate(db);
-          return db;
+      async db() {
+        opened ??= opener().then(async (found) => {
+          await migrate(found.db);
+          return found;
         });
-        return opened;
+        return (await opened).db;
       },
     };
+    return backend;
   };
-  const list = [open('pglite', () => openPglite(undefined))];
+  const list = [open('pglite', async () => ({ db: await openPglite(undefined) }))];
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
     list.push(
       open('postgres', async () => {
         const scratch = await scratchPostgresDatabase(url);
-        // Dropped WITH (FORCE): whichever hook runs first, the connections left are ended.
-        after(() => scratch.drop());
-        return openPostgres({ connectionString: scratch.url, poolSize: 4 });
+        return { db: await openPostgres({ connectionString: scratch.url, poolSize: 4 }), drop: scratch.drop };
       }),
     );
   }
