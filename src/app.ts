@@ -29,6 +29,7 @@ import { createAuth } from './routes/token/auth-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
 import { registerWebhookRoutes } from './routes/v1/webhook-routes.js';
+import { webhookFigures } from './sql/webhook-streams.js';
 import { VERSION } from './version.js';
 import { addressRules } from './webhooks/addresses.js';
 import {
@@ -144,9 +145,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.config.feedStallWarnSeconds ?? DEFAULT_FEED_STALL_WARN_SECONDS,
   );
   app.decorate('feedWatch', feedWatch);
+  const metrics = installMetrics(app, options.db, options.config, feedWatch);
   const webhooks = webhookSettings(options);
   const sealingKey = once(() => serverSecret(options.db, 'webhook_sealing'));
-  const deliveries = webhookDeliveries(options.db, newInstanceId(), webhooks, sealingKey, undefined, app.log);
+  const deliveries = webhookDeliveries(options.db, newInstanceId(), webhooks, sealingKey, metrics, app.log);
+  metrics.watchWebhooks(() => webhookFigures(options.db));
   app.decorate('webhookDeliveries', deliveries);
   // Work beside the requests, in every instance; `serve` starts it after listening (src/server.ts).
   const background = new BackgroundLoops(
@@ -166,7 +169,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   app.decorate('background', background);
   app.addHook('onClose', () => background.stop());
-  const metrics = installMetrics(app, options.db, options.config, feedWatch);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { FeedStall } from '../sql/feed-holders.js';
+import type { WebhookFigures } from '../sql/webhook-streams.js';
 import { VERSION } from '../version.js';
 
 declare module 'fastify' {
@@ -147,6 +148,51 @@ export class AppMetrics implements BatchMetrics {
       registers: [this.registry],
       collect() {
         this.set(read());
+      },
+    });
+  }
+
+  private readonly webhookAttempts = new Counter({
+    name: 'sfa_webhook_attempts_total',
+    help: 'Webhook delivery attempts by result (delivered, failed) and whether the attempt repeated a failed one',
+    labelNames: ['result', 'repeat'] as const,
+    registers: [this.registry],
+  });
+
+  /** One attempt of a webhook delivery (src/webhooks/delivery-work.ts). */
+  attempt(result: { delivered: boolean }, repeat: boolean): void {
+    this.webhookAttempts.inc({ result: result.delivered ? 'delivered' : 'failed', repeat: String(repeat) });
+  }
+
+  /** Webhook endpoints by status and the oldest change not yet delivered, read at scrape time. */
+  watchWebhooks(read: () => Promise<WebhookFigures>): void {
+    let latest: Promise<WebhookFigures> | undefined;
+    // One statement per scrape for all four series: the first asks, the others share its answer.
+    const figures = () => {
+      latest ??= read().finally(() => setImmediate(() => (latest = undefined)));
+      return latest;
+    };
+    new Gauge({
+      name: 'sfa_webhook_endpoints',
+      help: 'Webhook endpoints by status (active, paused, disabled)',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        // The database away: the series keep their last values rather than failing the whole scrape.
+        const now = await figures().catch(() => undefined);
+        if (!now) return;
+        this.set({ status: 'active' }, now.active);
+        this.set({ status: 'paused' }, now.paused);
+        this.set({ status: 'disabled' }, now.disabled);
+      },
+    });
+    new Gauge({
+      name: 'sfa_webhook_oldest_unsent_seconds',
+      help: 'Age of the oldest change an active webhook endpoint has not taken yet (0: every one is up to date)',
+      registers: [this.registry],
+      async collect() {
+        const now = await figures().catch(() => undefined);
+        if (now) this.set(now.oldest_unsent_seconds);
       },
     });
   }

@@ -10,6 +10,7 @@ import { operationsPaths } from './operations-paths.js';
 import { readPaths, readSchemas } from './read-paths.js';
 import { securitySchemes } from './security.js';
 import { tokenPath, tokenSchemas } from './token-path.js';
+import { webhookDeliveries, webhookPaths, webhookSchemas } from './webhook-paths.js';
 
 const DESCRIPTION = `Back-office API of the sales-force system: customer and pending-delivery downloads (\`/v1\`),
 master-data batch uploads (\`/api\`). This document, OpenAPI 3.1, is served at [\`GET /openapi.json\`](/openapi.json).
@@ -41,6 +42,11 @@ export function buildOpenApiDocument(): OpenApiObject {
         name: 'Batch upload',
         description: `Master data in batches of 1 to ${MAX_BATCH_ITEMS} objects, each batch validated whole and written at once.`,
       },
+      {
+        name: 'Webhooks',
+        description:
+          "Changes pushed as they commit: endpoints that receive every change of the resources they chose, in the feed's order, signed.",
+      },
       { name: 'Operations', description: 'Liveness and readiness, without credentials.' },
     ],
     paths: {
@@ -48,8 +54,10 @@ export function buildOpenApiDocument(): OpenApiObject {
       ...readPaths(),
       ...changesPath(),
       ...batchPaths(batchResources),
+      ...webhookPaths(),
       ...operationsPaths,
     },
+    webhooks: webhookDeliveries(),
     components: {
       securitySchemes,
       schemas: {
@@ -61,6 +69,7 @@ export function buildOpenApiDocument(): OpenApiObject {
         ItemOutcome: itemOutcomeSchema,
         ...errorSchemas,
         ...tokenSchemas,
+        ...webhookSchemas(),
       },
       responses: errorResponses,
     },

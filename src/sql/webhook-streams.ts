@@ -9,26 +9,34 @@ import { feedIndexCondition } from './changes.js';
 // expired under it (stalled, or its stream replayed meanwhile) changes nothing.
 
 /**
- * Whether the tenant's feed of the stream's resource holds a row after its position, served already
- * by the feed (below the snapshot's xmin): one index probe of (tenant_id, change_xid, key) per
- * stream, so a round over a thousand idle endpoints is one cheap statement.
+ * Per resource, the rows of the tenant's feed after the stream's position that the feed serves
+ * already (below the snapshot's xmin), as `probe` wraps them (EXISTS, or the first one's time): one
+ * index probe of (tenant_id, change_xid, key) per stream, so a round over a thousand idle endpoints
+ * is one cheap statement.
  */
-function newChanges(): string {
+function afterPosition(probe: (rows: string, order: string) => string, otherwise: string): string {
   const branches = feedResources.map((feed) => {
     const { table, key, fields } = feed.source;
     const keys = key.map((name) => `c.${ident(name)}`).join(', ');
     const positionKeys = key
       .map((name, at) => `s.position_key[${at + 1}]::${fields[name]!.sqlType}`)
       .join(', ');
-    const probe = (position: string) => `EXISTS (SELECT 1 FROM ${ident(table)} c
+    const rows = (position: string) => `FROM ${ident(table)} c
         WHERE c.tenant_id = s.tenant_id AND ${feedIndexCondition('c')}
-          AND c.change_xid < pg_snapshot_xmin(pg_current_snapshot()) AND ${position})`;
-    return `WHEN ${literal(feed.name)} THEN
-      (s.position_key IS NULL AND ${probe('c.change_xid >= s.position_xid')})
-      OR (s.position_key IS NOT NULL AND ${probe(`(c.change_xid, ${keys}) > (s.position_xid, ${positionKeys})`)})`;
+          AND c.change_xid < pg_snapshot_xmin(pg_current_snapshot()) AND ${position}`;
+    const order = `c.change_xid, ${keys}`;
+    return `WHEN ${literal(feed.name)} THEN CASE WHEN s.position_key IS NULL
+      THEN ${probe(rows('c.change_xid >= s.position_xid'), order)}
+      ELSE ${probe(rows(`(c.change_xid, ${keys}) > (s.position_xid, ${positionKeys})`), order)} END`;
   });
-  return `CASE s.resource\n    ${branches.join('\n    ')}\n    ELSE false END`;
+  return `CASE s.resource\n    ${branches.join('\n    ')}\n    ELSE ${otherwise} END`;
 }
+
+/** Whether the stream has rows to send. */
+const hasNewChanges = () => afterPosition((rows) => `EXISTS (SELECT 1 ${rows})`, 'false');
+/** When the first row the stream has not sent changed. */
+const firstUnsentAt = () =>
+  afterPosition((rows, order) => `(SELECT c.changed_at ${rows} ORDER BY ${order} LIMIT 1)`, 'NULL');
 
 /** A stream this instance now sends for, with what its turn needs of the endpoint. */
 export interface ClaimedStream {
@@ -63,7 +71,7 @@ const CLAIM = `WITH due AS (
     AND s.next_attempt_at <= now()
     AND (s.held_until IS NULL OR s.held_until <= now())
     AND NOT (s.tenant_id = ANY ($3::int[]))
-    AND (s.pending_id IS NOT NULL OR ${newChanges()})
+    AND (s.pending_id IS NOT NULL OR ${hasNewChanges()})
   ORDER BY s.next_attempt_at
   LIMIT $2
   FOR UPDATE OF s SKIP LOCKED
@@ -262,20 +270,23 @@ export async function disableEndpoint(q: Queryable, endpointId: string, reason: 
   await q.query(DISABLE, [endpointId, reason]);
 }
 
-/** Figures for the metrics: endpoints by status, and the oldest change not yet delivered (seconds). */
+/**
+ * Figures for the metrics: endpoints by status, and the age of the oldest change an active endpoint
+ * has not taken yet (0 when every one is up to date).
+ */
 const FIGURES = `SELECT
-  (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'disabled') AS disabled,
   (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'active') AS active,
   (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'paused') AS paused,
-  (SELECT COALESCE(extract(epoch FROM now() - min(s.next_attempt_at)), 0)::float8
+  (SELECT count(*)::int FROM webhook_endpoints WHERE status = 'disabled') AS disabled,
+  COALESCE((SELECT extract(epoch FROM now() - min(${firstUnsentAt()}))
      FROM webhook_streams s JOIN webhook_endpoints e ON e.id = s.endpoint_id
-     WHERE e.status = 'active' AND s.pending_id IS NOT NULL AND s.failures > 0) AS retry_lag_seconds`;
+     WHERE e.status = 'active'), 0)::float8 AS oldest_unsent_seconds`;
 
 export interface WebhookFigures {
-  disabled: number;
   active: number;
   paused: number;
-  retry_lag_seconds: number;
+  disabled: number;
+  oldest_unsent_seconds: number;
 }
 
 export async function webhookFigures(q: Queryable): Promise<WebhookFigures> {

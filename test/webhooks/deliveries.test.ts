@@ -59,6 +59,13 @@ const bodyOf = (received: Received) => JSON.parse(received.body);
 const codesOf = (received: Received[]) =>
   received.flatMap((r) => bodyOf(r).data.map((c: { code: string }) => c.code));
 
+/** The value of one series of the app's metrics (a series not there: NaN). */
+async function metric(app: FastifyInstance, series: string): Promise<number> {
+  const text = await app.metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : Number.NaN;
+}
+
 /** A cursor's place in the feed (resource, xid, key), without when it was handed out. */
 function position(cursor: string) {
   const { t: _t, ...place } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -91,7 +98,11 @@ for (const backend of privateBackends()) {
         const endpoint = await register(tenant, { url: url.href, batch_size: 2 });
         await loadCustomers(db, tenant, ['C1', 'C2', 'C3']);
         await loadCustomers(db, tenant, ['C4', 'C5']);
+        assert.ok((await metric(app, 'sfa_webhook_oldest_unsent_seconds')) > 0, 'changes wait');
         await deliver(app);
+        assert.equal(await metric(app, 'sfa_webhook_oldest_unsent_seconds'), 0, 'every change taken');
+        assert.equal(await metric(app, 'sfa_webhook_attempts_total{result="delivered",repeat="false"}'), 3);
+        assert.equal(await metric(app, 'sfa_webhook_endpoints{status="active"}'), 1);
 
         assert.deepEqual(codesOf(received), ['C1', 'C2', 'C3', 'C4', 'C5'], 'from now: OLD1 is not sent');
         assert.deepEqual(
@@ -186,6 +197,8 @@ for (const backend of privateBackends()) {
         assert.equal(full.body.data.at(-1).error, 'status 500');
         assert.ok(!full.text.includes('details'), 'the endpoint body is never kept');
         assert.equal((await tenant.get(`/v1/webhooks/${endpoint.id}`)).body.failing_since, null);
+        assert.equal(await metric(app, 'sfa_webhook_attempts_total{result="failed",repeat="false"}'), 1);
+        assert.equal(await metric(app, 'sfa_webhook_attempts_total{result="delivered",repeat="true"}'), 1);
       } finally {
         await app.close();
       }
@@ -287,6 +300,7 @@ for (const backend of privateBackends()) {
         const shown = await tenant.get(`/v1/webhooks/${endpoint.id}`);
         assert.equal(shown.body.status, 'disabled');
         assert.equal(shown.body.disabled_reason, 'Every attempt failed for 3 days');
+        assert.equal(await metric(app, 'sfa_webhook_endpoints{status="disabled"}'), 1);
       } finally {
         await app.close();
       }
@@ -349,6 +363,41 @@ for (const backend of privateBackends()) {
         await tenant.post(`/v1/webhooks/${endpoint.id}/replay`, { resource: 'customers' });
         await deliver(app);
         assert.deepEqual(codesOf(received.slice(3)), ['C1', 'C2', 'C3']);
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('the log never carries a webhook secret or a signature', async () => {
+      const db = await backend.db();
+      const lines: string[] = [];
+      const { url, received } = await receiver();
+      const tenant = await ownedTenantApp(db, {
+        webhooks: testWebhookSettings(),
+        logLevel: 'debug',
+        logStream: { write: (line: string) => lines.push(line) },
+      });
+      const app = tenant.transport.app;
+      try {
+        const endpoint = await register(tenant, { url: url.href });
+        const rotated = await tenant.send({
+          method: 'POST',
+          path: `/v1/webhooks/${endpoint.id}/rotate-secret`,
+        });
+        await loadCustomers(db, tenant, ['C1']);
+        await deliver(app);
+        await tenant.send({ method: 'POST', path: `/v1/webhooks/${endpoint.id}/ping` });
+        assert.equal(received.length, 2);
+        const log = lines.join('');
+        assert.ok(lines.length > 5, 'the requests were logged');
+        for (const secret of [endpoint.secret, rotated.body.secret]) {
+          assert.ok(!log.includes(secret.slice('whsec_'.length, 30)), 'no secret in the log');
+        }
+        for (const delivery of received) {
+          for (const signature of String(delivery.headers['webhook-signature']).split(' ')) {
+            assert.ok(!log.includes(signature.slice(3, 30)), 'no signature in the log');
+          }
+        }
       } finally {
         await app.close();
       }
