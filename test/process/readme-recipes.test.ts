@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
+import { freePort } from '../../kit/free-port.js';
 import { startFirstServe } from '../helpers/first-start.js';
 import { customer } from '../helpers/read-data.js';
 import { readmeBlock, runBash } from '../helpers/readme-shell.js';
@@ -160,4 +162,55 @@ test("the README's ERP delivery loop runs as written: reject with a reason, requ
   assert.equal(answers.length, 5);
   assert.deepEqual((await get('/v1/deliveries/pending')).data, []);
   assert.deepEqual((await get('/v1/deliveries/rejected')).data, []);
+});
+
+test("the README's webhook receiver gets every customer, signed, each once, then each change", async () => {
+  const server = await startFirstServe({ LOG_LEVEL: 'warn', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' });
+  after(() => server.stop());
+  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-webhooks-'));
+  after(() => rmSync(cwd, { recursive: true, force: true }));
+  const prelude = [
+    `BASE='${server.printed('base URL')}'`,
+    `KEY='${server.printed('subscription key')}'`,
+    `CLIENT_ID='${server.printed('client id')}'`,
+    `CLIENT_SECRET='${server.printed('client secret')}'`,
+    authLines(),
+    `HOOK_PORT=${await freePort()}`,
+  ].join('\n');
+  const total = JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE/v1/customers?limit=1"`, cwd))
+    .meta.totalItems;
+  // The block starts the receiver in the background: its shell's process group ends with the test.
+  const child = spawn('bash', ['-c', `${prelude}\n${readmeBlock('Receiving webhooks')}\nwait`], {
+    cwd,
+    detached: true,
+    stdio: 'ignore',
+  });
+  after(() => process.kill(-child.pid!, 'SIGKILL'));
+  const received = () => {
+    try {
+      return readFileSync(join(cwd, 'received.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { code: string; name: string });
+    } catch {
+      return [];
+    }
+  };
+  const until = async (done: () => boolean, what: string) => {
+    const deadline = Date.now() + 45_000;
+    while (!done()) {
+      assert.ok(Date.now() < deadline, `${what}: ${received().length} records`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  await until(() => received().length >= total, 'every customer arrives');
+  const codes = received().map((record) => record.code);
+  assert.equal(codes.length, total);
+  assert.equal(new Set(codes).size, total, 'each once');
+  await bash(
+    `${prelude}\ncurl -sf -o /dev/null "\${AUTH[@]}" -H 'Content-Type: application/json' "$BASE/api/customers/batch-create" -d '${JSON.stringify([customer('HOOK-NEW')])}'`,
+    cwd,
+  );
+  await until(() => received().some((record) => record.code === 'HOOK-NEW'), 'the new customer arrives');
+  assert.equal(received().length, total + 1);
 });
