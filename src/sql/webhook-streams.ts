@@ -145,7 +145,9 @@ export interface AttemptRecord {
 /** Logs an attempt and trims the endpoint's log to the latest KEPT_ATTEMPTS. */
 const LOG = `log AS (
   INSERT INTO webhook_attempts (endpoint_id, message_id, resource, records, attempt, status_code, error, duration_ms)
-  SELECT $1::text, $4::text, $2::text, $6::int, $7::int, $8::int, $9::text, $10::int WHERE $11::boolean
+  SELECT $1::text, $4::text, $2::text, $6::int, $7::int, $8::int, $9::text, $10::int
+  -- An endpoint deleted during the attempt has no log to write to.
+  WHERE $11::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
 ), trimmed AS (
   DELETE FROM webhook_attempts WHERE endpoint_id = $1 AND $11::boolean AND id <= (
     SELECT id FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id DESC OFFSET ${KEPT_ATTEMPTS - 1} LIMIT 1)

@@ -202,7 +202,11 @@ for (const backend of servedBackends) {
         ])
       )[0]?.holder;
     try {
-      assert.deepEqual(server.app.background.names, ['feed-stall-watch', EXPIRY_SWEEP.name]);
+      assert.deepEqual(server.app.background.names, [
+        'feed-stall-watch',
+        EXPIRY_SWEEP.name,
+        'webhook-deliveries',
+      ]);
       await server.app.background.runRound(EXPIRY_SWEEP.name);
       assert.ok(await holderOf(), 'the running instance holds the lease');
     } finally {

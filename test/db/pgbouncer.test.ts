@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { type Pgbouncer, startPgbouncer } from '../../kit/pgbouncer.js';
 import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch-database.js';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { type Pgbouncer, startPgbouncer } from '../helpers/pgbouncer.js';
 
 /*
  * PgBouncer in transaction pooling mode, as many deployments share one PostgreSQL: the commands and

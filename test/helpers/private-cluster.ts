@@ -8,7 +8,7 @@ import { freePort } from '../../kit/free-port.js';
  * A PostgreSQL cluster of the test's own (initdb, pg_ctl), for what a shared server cannot be put
  * through: stopped, its data folder copied cold and put back. Loopback only, trust authentication,
  * superuser `root`. PostgreSQL refuses to run as root, so as root its programs run as `postgres`
- * (as test/helpers/pgbouncer.ts does) and the folder belongs to that user.
+ * (as kit/pgbouncer.ts does) and the folder belongs to that user.
  */
 
 /** The newest PostgreSQL installed by Debian's packages (the machine's, and the CI's). */

@@ -403,6 +403,42 @@ for (const backend of privateBackends()) {
       }
     });
 
+    test('an endpoint deleted while its attempt is in flight ends the turn quietly', async () => {
+      const db = await backend.db();
+      const held: ServerResponse[] = [];
+      const { url, received } = await receiver((_request, response) => {
+        held.push(response);
+      });
+      const lines: string[] = [];
+      const tenant = await ownedTenantApp(db, {
+        webhooks: testWebhookSettings(),
+        logLevel: 'warn',
+        logStream: { write: (line: string) => lines.push(line) },
+      });
+      const app = tenant.transport.app;
+      try {
+        const endpoint = await register(tenant, { url: url.href });
+        await loadCustomers(db, tenant, ['C1']);
+        await app.webhookDeliveries.round();
+        for (let tries = 0; received.length === 0 && tries < 500; tries++) {
+          await new Promise((done) => setTimeout(done, 5));
+        }
+        const removed = await tenant.send({ method: 'DELETE', path: `/v1/webhooks/${endpoint.id}` });
+        assert.equal(removed.status, 204);
+        for (const response of held) response.end();
+        await app.webhookDeliveries.settled();
+        assert.deepEqual(lines, [], 'no turn failed');
+        const [{ n }] = (await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM webhook_attempts WHERE endpoint_id = $1',
+          [endpoint.id],
+        )) as [{ n: number }];
+        assert.equal(n, 0);
+      } finally {
+        for (const response of held) if (!response.writableEnded) response.end();
+        await app.close();
+      }
+    });
+
     test('ping sends one signed delivery now and tells what the endpoint answered', async () => {
       const db = await backend.db();
       const { url, received } = await receiver((_request, response) => {

@@ -4,7 +4,7 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../kit/free-port.js';
+import { freePort } from './free-port.js';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';
 
