@@ -104,7 +104,11 @@ describe('GET /docs in a browser', () => {
     const listed = await page
       .locator('.opblock-summary-path')
       .evaluateAll((spans) => spans.map((span) => span.getAttribute('data-path')));
-    assert.deepEqual(new Set(listed), new Set(Object.keys(doc.paths)));
+    // Every path, and the deliveries of the document's webhooks section (listed by their names).
+    assert.deepEqual(
+      new Set(listed),
+      new Set([...Object.keys(doc.paths), ...Object.keys(doc.webhooks ?? {})]),
+    );
 
     // Authorize: the subscription key, then the client credentials (the page calls POST /token).
     await page.click('button.authorize');
