@@ -111,16 +111,33 @@ async function inTransaction<T>(
   return 'transaction' in q ? q.transaction(work) : work(q);
 }
 
+/**
+ * What a write needs from outside its transaction, read before it begins: the sealing key and the
+ * feed's generation may be loaded from the database on first use, and inside a transaction on PGlite's
+ * one connection that load would wait for the transaction itself.
+ */
+export interface Prepared {
+  secret: string;
+  sealed: string;
+  generation: number;
+}
+
+export async function prepareWrite(context: EndpointContext): Promise<Prepared> {
+  const secret = newWebhookSecret();
+  return {
+    secret,
+    sealed: sealSecret(await context.sealingKey(), secret),
+    generation: await context.generation(),
+  };
+}
+
 /** POST /v1/webhooks: the endpoint, its secret shown this once. */
 export async function createEndpoint(
   q: Database | Transaction,
   tenantId: number,
   input: EndpointInput,
-  context: EndpointContext,
+  { secret, sealed, generation }: Prepared,
 ): Promise<Record<string, unknown>> {
-  const secret = newWebhookSecret();
-  const sealed = sealSecret(await context.sealingKey(), secret);
-  const generation = await context.generation();
   const row = await inTransaction(q, async (tx) => {
     if ((await lockTenantEndpoints(tx, tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
       throw new WebhookRefusal(409, [{ message: TOO_MANY_MESSAGE }]);
@@ -173,11 +190,9 @@ export async function rotateEndpointSecret(
   q: Queryable,
   tenantId: number,
   id: string,
-  context: EndpointContext,
+  { secret, sealed }: Prepared,
 ): Promise<{ secret: string }> {
-  const secret = newWebhookSecret();
-  if (!(await rotateSecret(q, tenantId, id, sealSecret(await context.sealingKey(), secret))))
-    throw notFound();
+  if (!(await rotateSecret(q, tenantId, id, sealed))) throw notFound();
   return { secret };
 }
 
@@ -189,7 +204,7 @@ export async function replayEndpoint(
   tenantId: number,
   id: string,
   body: unknown,
-  context: EndpointContext,
+  { generation }: Pick<Prepared, 'generation'>,
 ): Promise<void> {
   const endpoint = await selectEndpoint(q, tenantId, id);
   if (!endpoint) throw notFound();
@@ -205,7 +220,6 @@ export async function replayEndpoint(
     errors.push({ field: 'resource', message: inputMessages.resource });
     throw new WebhookRefusal(400, errors);
   }
-  const generation = await context.generation();
   const feed = feedResourceNamed(resource)!;
   let position = { xid: '0', key: null as string[] | null, t: null as string | null };
   if (given.after !== undefined) {

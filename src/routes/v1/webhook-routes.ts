@@ -20,6 +20,7 @@ import {
   createEndpoint,
   type EndpointContext,
   notFound,
+  prepareWrite,
   presentEndpoint,
   replayEndpoint,
   rotateEndpointSecret,
@@ -93,7 +94,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       const checked = checkCreate(bodyOf(request));
       if (!checked.ok) throw invalid(checked.errors);
       await checkUrlReachable(checked.value.url, context);
-      return async (q) => json(201, await createEndpoint(q, request.tenantId, checked.value, context));
+      const prepared = await prepareWrite(context);
+      return async (q) => json(201, await createEndpoint(q, request.tenantId, checked.value, prepared));
     });
     return sendAnswer(reply, answer, replayed);
   });
@@ -122,19 +124,19 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   });
 
   app.post(`${WEBHOOKS_PATH}/:id/rotate-secret`, keyed, async (request, reply) => {
-    const { answer, replayed } = await answerPost(
-      request,
-      async () => async (q) =>
-        json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), context)),
-    );
+    const { answer, replayed } = await answerPost(request, async () => {
+      const prepared = await prepareWrite(context);
+      return async (q) => json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), prepared));
+    });
     return sendAnswer(reply, answer, replayed);
   });
 
   app.post(`${WEBHOOKS_PATH}/:id/replay`, keyed, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       const body = bodyOf(request) ?? {};
+      const generation = await context.generation();
       return async (q) => {
-        await replayEndpoint(q, request.tenantId, idOf(request), body, context);
+        await replayEndpoint(q, request.tenantId, idOf(request), body, { generation });
         return json(202, { statusCode: 202, message: 'Replay scheduled' });
       };
     });
