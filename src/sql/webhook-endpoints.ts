@@ -134,23 +134,27 @@ export interface EndpointUpdate {
 }
 
 /**
- * Changes the given fields. Set active again, an endpoint forgets its failures and disabling and is
- * due at once: it resumes with the first change it has not taken (its streams' positions never moved).
+ * Changes the given fields. Set active again (from paused or disabled), an endpoint forgets its
+ * failures and disabling and is due at once: it resumes with the first change it has not taken (its
+ * streams' positions never moved). Set active while active, it keeps its failures and backoff.
  */
-const UPDATE_ENDPOINT = `WITH updated AS (
+const UPDATE_ENDPOINT = `WITH prior AS (
+  SELECT status AS was FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2
+), updated AS (
   UPDATE webhook_endpoints SET
     url = COALESCE($3, url),
     resources = COALESCE($4::text[], resources),
     description = CASE WHEN $5::boolean THEN $6 ELSE description END,
     batch_size = COALESCE($7, batch_size),
     status = COALESCE($8, status),
-    failing_since = CASE WHEN $8 = 'active' THEN NULL ELSE failing_since END,
+    failing_since = CASE WHEN $8 = 'active' AND status <> 'active' THEN NULL ELSE failing_since END,
     disabled_reason = CASE WHEN $8 IS NOT NULL THEN NULL ELSE disabled_reason END
   WHERE tenant_id = $1 AND id = $2
   RETURNING id
 ), due AS (
   UPDATE webhook_streams SET failures = 0, next_attempt_at = now()
   WHERE endpoint_id = $2 AND $8 = 'active' AND EXISTS (SELECT 1 FROM updated)
+    AND EXISTS (SELECT 1 FROM prior WHERE was <> 'active')
 )
 SELECT id FROM updated`;
 

@@ -94,11 +94,16 @@ export async function claimStreams(
   return q.query<ClaimedStream>(CLAIM, [holder, limit, busyTenants, leaseSeconds]);
 }
 
-/** The delivery about to be sent, recorded before its first attempt (a repeat carries its id). */
+/**
+ * The delivery about to be sent, recorded before its first attempt (a repeat carries its id), only
+ * while the stream is still where the turn read its page: a replay in between moved it, and the page
+ * read before it must not be sent.
+ */
 const BEGIN_DELIVERY = `UPDATE webhook_streams SET
   pending_id = $4, pending_xid = $5::xid8, pending_key = $6::text[], pending_count = $7, pending_t = $8::int8,
   failures = 0, held_until = now() + make_interval(secs => $9)
 WHERE endpoint_id = $1 AND resource = $2 AND holder = $3
+  AND pending_id IS NULL AND position_xid = $10::xid8 AND position_key IS NOT DISTINCT FROM $11::text[]
 RETURNING 1 AS held`;
 
 export interface Delivery {
@@ -111,7 +116,7 @@ export interface Delivery {
 
 export async function beginDelivery(
   q: Queryable,
-  stream: { endpoint_id: string; resource: string },
+  stream: { endpoint_id: string; resource: string; position_xid: string; position_key: string[] | null },
   holder: string,
   delivery: Delivery,
   leaseSeconds: number,
@@ -126,8 +131,27 @@ export async function beginDelivery(
     delivery.count,
     delivery.t,
     leaseSeconds,
+    stream.position_xid,
+    stream.position_key,
   ]);
   return rows.length > 0;
+}
+
+/** A repeat about to be attempted: its stream held for another lease, while it is still this one's. */
+const RENEW = `UPDATE webhook_streams SET held_until = now() + make_interval(secs => $5)
+WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4
+RETURNING 1 AS held`;
+
+export async function renewDelivery(
+  q: Queryable,
+  stream: { endpoint_id: string; resource: string },
+  holder: string,
+  deliveryId: string,
+  leaseSeconds: number,
+): Promise<boolean> {
+  return (
+    (await q.query(RENEW, [stream.endpoint_id, stream.resource, holder, deliveryId, leaseSeconds])).length > 0
+  );
 }
 
 /** The deliveries log keeps this many attempts of each endpoint. */
@@ -154,22 +178,32 @@ const LOG = `log AS (
 )`;
 
 /**
- * The delivery was taken: the position moves past its last record, the endpoint is no longer
- * failing, and the stream stays held ($5 seconds more) for its next delivery.
+ * Every statement that changes a stream and its endpoint locks the endpoint first, as PATCH and DELETE
+ * do (the endpoint's row, then its streams): two orders would deadlock. The lock is taken before the
+ * stream's row is (an uncorrelated subquery runs before the first row qualifies); an endpoint deleted
+ * meanwhile is not found, and nothing is written.
  */
-const DELIVERED = `WITH moved AS (
+const LOCK_ENDPOINT = `locked AS (SELECT id FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE)`;
+
+/**
+ * The delivery was taken: the position moves past its last record, the endpoint is no longer
+ * failing, and the stream stays held ($5 seconds more) for its next delivery. Answers the endpoint
+ * as it is now (a PATCH or a rotation during the turn applies to its next delivery).
+ */
+const DELIVERED = `WITH ${LOCK_ENDPOINT}, moved AS (
   UPDATE webhook_streams SET
     position_xid = pending_xid, position_key = pending_key, position_t = pending_t, generation = $12,
     pending_id = NULL, pending_xid = NULL, pending_key = NULL, pending_count = NULL, pending_t = NULL,
     failures = 0, next_attempt_at = now(), held_until = now() + make_interval(secs => $5)
-  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4
+  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4 AND EXISTS (SELECT 1 FROM locked)
   RETURNING endpoint_id
 ), recovered AS (
   UPDATE webhook_endpoints SET failing_since = NULL
   WHERE id = $1 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM moved)
 ), ${LOG}
-SELECT EXISTS (SELECT 1 FROM moved) AS moved,
-       (SELECT status FROM webhook_endpoints WHERE id = $1) AS status`;
+SELECT EXISTS (SELECT 1 FROM moved) AS moved, e.status, e.url, e.batch_size, e.secret,
+       CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret
+FROM (SELECT 1) one LEFT JOIN webhook_endpoints e ON e.id = $1`;
 
 const attemptParams = (record: AttemptRecord, logged: boolean) => [
   record.records,
@@ -180,15 +214,25 @@ const attemptParams = (record: AttemptRecord, logged: boolean) => [
   logged,
 ];
 
-/** Whether the stream moved on (false: it was replayed or taken over meanwhile), and the endpoint's status now. */
+/** Whether the stream moved on (false: it was replayed or taken over meanwhile), and the endpoint now. */
+export interface AfterDelivery {
+  moved: boolean;
+  /** The endpoint now (null when it was deleted). */
+  status: string | null;
+  url: string | null;
+  batch_size: number | null;
+  secret: string | null;
+  previous_secret: string | null;
+}
+
 export async function recordDelivered(
   q: Queryable,
   stream: { endpoint_id: string; resource: string },
   holder: string,
   record: AttemptRecord,
   options: { leaseSeconds: number; generation: number; logged: boolean },
-): Promise<{ moved: boolean; status: string | null }> {
-  const [row] = await q.query<{ moved: boolean; status: string | null }>(DELIVERED, [
+): Promise<AfterDelivery> {
+  const [row] = await q.query<AfterDelivery>(DELIVERED, [
     stream.endpoint_id,
     stream.resource,
     holder,
@@ -205,10 +249,10 @@ export async function recordDelivered(
  * failing since its first failure, and disabled when $12 (the endpoint answered 410) or when it has
  * been failing for 3 days.
  */
-const FAILED = `WITH failed AS (
+const FAILED = `WITH ${LOCK_ENDPOINT}, failed AS (
   UPDATE webhook_streams SET failures = failures + 1, next_attempt_at = now() + make_interval(secs => $5),
     holder = NULL, held_until = NULL
-  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4
+  WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4 AND EXISTS (SELECT 1 FROM locked)
   RETURNING endpoint_id
 ), endpoint AS (
   UPDATE webhook_endpoints SET

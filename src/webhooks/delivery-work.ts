@@ -13,6 +13,7 @@ import {
   recordFailed,
   releaseAllStreams,
   releaseStream,
+  renewDelivery,
 } from '../sql/webhook-streams.js';
 import type { AddressRules, Resolve } from './addresses.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
@@ -42,6 +43,11 @@ export interface DeliverySettings {
   maxTurnsPerTenant: number;
   /** Between rounds. */
   everyMs: number;
+  /**
+   * A turn that keeps succeeding lets its stream go after this long (still due): a backlog of one
+   * endpoint then waits behind the streams that waited longer, and holds no turn for hours.
+   */
+  maxTurnMs: number;
   userAgent: string;
   /** Jitter of the retry schedule (tests fix it). */
   random?: () => number;
@@ -49,9 +55,10 @@ export interface DeliverySettings {
 
 export const DEFAULT_DELIVERY_SETTINGS = {
   timeoutMs: 15_000,
-  // An attempt (15 s at most) and the statements around it fit; a killed instance's streams are
-  // taken over within about 20 s (extensions.md 11: within 30).
-  leaseSeconds: 20,
+  // Renewed before every attempt: an attempt (15 s at most) and the statements around it fit, and a
+  // killed instance's streams are taken over within about 25 s (extensions.md 11: within 30).
+  leaseSeconds: 25,
+  maxTurnMs: 10_000,
   maxTurns: 64,
   maxTurnsPerTenant: 8,
   everyMs: 500,
@@ -123,6 +130,7 @@ export function webhookDeliveries(
     }
     const feed = feedResourceNamed(stream.resource);
     if (!feed) return;
+    const started = performance.now();
     while (!stopped) {
       const repeat = stream.pending_id !== null;
       const read = await page(
@@ -139,6 +147,8 @@ export function webhookDeliveries(
       if (repeat) {
         id = stream.pending_id!;
         end = { xid: stream.pending_xid!, key: stream.pending_key!, t: stream.pending_t! };
+        // Held for a whole lease from here: no other instance sends it while this attempt runs.
+        if (!(await renewDelivery(db, stream, holder, id, settings.leaseSeconds))) return;
       } else {
         if (!read.last) return;
         id = newMessageId();
@@ -194,12 +204,20 @@ export function webhookDeliveries(
           });
           return;
         }
-        const { moved, status } = await recordDelivered(db, stream, holder, attempted, {
+        const now = await recordDelivered(db, stream, holder, attempted, {
           leaseSeconds: settings.leaseSeconds,
           generation,
           logged: true,
         });
-        if (!moved || status !== 'active') return;
+        if (!now.moved || now.status !== 'active') return;
+        // The endpoint as it is now: a PATCH or a rotation during the turn applies from the next delivery.
+        stream = {
+          ...stream,
+          url: now.url!,
+          batch_size: now.batch_size!,
+          secret: now.secret!,
+          previous_secret: now.previous_secret,
+        };
       }
       stream = {
         ...stream,
@@ -214,6 +232,8 @@ export function webhookDeliveries(
         pending_t: null,
         failures: 0,
       };
+      // Long enough: the stream goes back among the due ones (it stays due: it was just delivered).
+      if (performance.now() - started >= settings.maxTurnMs) return;
     }
   }
 

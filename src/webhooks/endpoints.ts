@@ -95,10 +95,9 @@ export async function checkUrlReachable(url: URL, context: EndpointContext): Pro
         url.protocol === 'http:'
           ? 'http:// is allowed only to hosts inside WEBHOOK_ALLOWED_NETWORKS; use https://'
           : 'Host resolves to an address that is not public (loopback, private, link-local, shared, unique-local, multicast or unspecified)';
-    } else if (['ENOTFOUND', 'EAI_AGAIN', 'ENODATA'].includes((error as NodeJS.ErrnoException).code ?? '')) {
-      message = 'Host name does not resolve';
     } else {
-      throw error;
+      // The resolver's own failure (no such name, no answer, a server failure): nothing to deliver to.
+      message = 'Host name does not resolve';
     }
     throw new WebhookRefusal(400, [{ field: 'url', message }]);
   }

@@ -7,6 +7,7 @@
 /** The first repeat waits between half of this and this. */
 const FIRST_DELAY_SECONDS = 10;
 export const MAX_DELAY_SECONDS = 3600;
+const MIN_RETRY_AFTER_SECONDS = 1;
 /** Failing this long (from the first failed attempt of a row of failures) disables the endpoint. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3600 * 1000;
 
@@ -21,7 +22,9 @@ export function retryDelaySeconds(
   random: () => number = Math.random,
   retryAfter?: number,
 ): number {
-  if (retryAfter !== undefined) return Math.min(MAX_DELAY_SECONDS, Math.max(0, retryAfter));
+  // At least a second: a Retry-After of 0 would otherwise bring the endpoint back every round.
+  if (retryAfter !== undefined)
+    return Math.min(MAX_DELAY_SECONDS, Math.max(MIN_RETRY_AFTER_SECONDS, retryAfter));
   const step = Math.min(
     MAX_DELAY_SECONDS,
     FIRST_DELAY_SECONDS * 2 ** Math.max(0, Math.min(failures - 1, 20)),

@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import type { InjectTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
+import { beginDelivery, claimStreams, releaseStream } from '../../src/sql/webhook-streams.js';
 import { addressRules } from '../../src/webhooks/addresses.js';
 import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
 import { ownedTenantApp } from '../helpers/app.js';
@@ -435,6 +436,76 @@ for (const backend of privateBackends()) {
         assert.equal(n, 0);
       } finally {
         for (const response of held) if (!response.writableEnded) response.end();
+        await app.close();
+      }
+    });
+
+    test('a rotation during a turn signs its next delivery with both secrets', async () => {
+      const db = await backend.db();
+      let rotated: string | undefined;
+      let rotate: () => Promise<string> = async () => '';
+      const { url, received } = await receiver((_request, response) => {
+        // The first delivery rotates the secret before it answers: the turn goes on to the second.
+        if (rotated !== undefined) return void response.writeHead(204).end();
+        void rotate().then((secret) => {
+          rotated = secret;
+          response.writeHead(204).end();
+        });
+      });
+      const tenant = await newApp(db);
+      const app = tenant.transport.app;
+      try {
+        const endpoint = await register(tenant, { url: url.href, batch_size: 1 });
+        rotate = async () =>
+          (await tenant.send({ method: 'POST', path: `/v1/webhooks/${endpoint.id}/rotate-secret` })).body
+            .secret;
+        await loadCustomers(db, tenant, ['C1', 'C2']);
+        await app.webhookDeliveries.round();
+        await app.webhookDeliveries.settled();
+        assert.equal(received.length, 2, 'both in one turn');
+        assert.equal(String(received[1]!.headers['webhook-signature']).split(' ').length, 2);
+        new Webhook(rotated!).verify(received[1]!.body, received[1]!.headers as Record<string, string>);
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('a turn lets its stream go after maxTurnMs; a replay between read and begin is not undone', async () => {
+      const db = await backend.db();
+      const { url, received } = await receiver();
+      const tenant = await newApp(db, { maxTurnMs: 0 });
+      const app = tenant.transport.app;
+      try {
+        const endpoint = await register(tenant, { url: url.href, batch_size: 1 });
+        await loadCustomers(db, tenant, ['C1', 'C2', 'C3']);
+        await deliver(app);
+        assert.deepEqual(codesOf(received), ['C1'], 'one delivery, then the stream goes back');
+        await deliver(app);
+        assert.deepEqual(codesOf(received), ['C1', 'C2']);
+
+        // A turn that read its page before a replay cannot record its delivery after it.
+        const [claimed] = await claimStreams(db, 'test-holder', 1, [], 25);
+        assert.ok(claimed, 'C3 is due');
+        const replayed = await tenant.post(`/v1/webhooks/${endpoint.id}/replay`, { resource: 'customers' });
+        assert.equal(replayed.status, 202);
+        const begun = await beginDelivery(
+          db,
+          claimed,
+          'test-holder',
+          { id: 'msg_stale', xid: '1', key: ['C3'], count: 1, t: '1' },
+          25,
+        );
+        assert.equal(begun, false);
+        await releaseStream(db, claimed, 'test-holder');
+        await deliver(app);
+        await deliver(app);
+        await deliver(app);
+        assert.deepEqual(
+          codesOf(received),
+          ['C1', 'C2', 'C1', 'C2', 'C3'],
+          'the replay from the start holds',
+        );
+      } finally {
         await app.close();
       }
     });

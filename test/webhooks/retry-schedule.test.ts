@@ -18,14 +18,14 @@ test('the first repeat comes within 10 s; then the wait doubles, with jitter, up
   assert.ok(spread.size > 10, `only ${spread.size} different waits`);
 });
 
-test("an endpoint's Retry-After is honoured up to an hour", () => {
+test("an endpoint's Retry-After is honoured from a second up to an hour", () => {
   assert.equal(
     retryDelaySeconds(1, () => 0.5, 120),
     120,
   );
   assert.equal(
     retryDelaySeconds(9, () => 0.5, 0),
-    0,
+    1,
   );
   assert.equal(
     retryDelaySeconds(1, () => 0.5, 86_400),
