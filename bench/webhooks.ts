@@ -2,7 +2,8 @@
  * Webhook deliveries (issue 23, extensions.md 11), on PostgreSQL, the production build as child
  * processes, receivers on loopback in this process. `npm run bench:webhooks` (`--quick`: smaller).
  *
- * 1. Latency from a batch's 201 to the receiver, 100 endpoints over 10 tenants; then the same while
+ * 1. Latency from a batch's 201 to the receiver, 100 endpoints over 10 tenants, each tenant writing one
+ *    customer a second (100 deliveries a second); then the same while
  *    another tenant's endpoint times out on every attempt (15 s each).
  * 2. Throughput: a backlog of customers (`from: start`, batch_size 1000) reaching one receiver,
  *    against downloading the same records with GET /v1/changes (limit 1000) from one client.
@@ -28,6 +29,8 @@ const BACKLOG = envInt('BENCH_WEBHOOK_BACKLOG', quick ? 20_000 : 100_000, 1_000,
 const ROUNDS = envInt('BENCH_WEBHOOK_ROUNDS', quick ? 10 : 30, 2, 1_000);
 const IDLE_ENDPOINTS = envInt('BENCH_WEBHOOK_IDLE', quick ? 320 : 1_000, 16, 10_000);
 const IDLE_SECONDS = envInt('BENCH_WEBHOOK_IDLE_SECONDS', quick ? 10 : 30, 5, 600);
+/** Between rounds of writes: each of the 10 tenants writes once a second, so 100 deliveries a second. */
+const ROUND_SPACING_MS = envInt('BENCH_WEBHOOK_SPACING_MS', 1000, 10, 60_000);
 const STREAM = envInt('BENCH_WEBHOOK_STREAM', quick ? 3_000 : 10_000, 1_000, 1_000_000);
 
 /** One arrival at the receiver. */
@@ -148,7 +151,7 @@ async function latencyPhase(
         pending.push({ code, paths, t0: performance.now() });
       }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, ROUND_SPACING_MS));
   }
   const arrivedAt = new Map<string, number>();
   const key = (path: string, code: string) => `${path} ${code}`;

@@ -187,14 +187,17 @@ const LOCK_ENDPOINT = `locked AS (SELECT id FROM webhook_endpoints WHERE id = $1
 
 /**
  * The delivery was taken: the position moves past its last record, the endpoint is no longer
- * failing, and the stream stays held ($5 seconds more) for its next delivery. Answers the endpoint
+ * failing, and the stream stays held ($5 seconds more) for its next delivery, or is let go ($13).
+ * Answers the endpoint
  * as it is now (a PATCH or a rotation during the turn applies to its next delivery).
  */
 const DELIVERED = `WITH ${LOCK_ENDPOINT}, moved AS (
   UPDATE webhook_streams SET
     position_xid = pending_xid, position_key = pending_key, position_t = pending_t, generation = $12,
     pending_id = NULL, pending_xid = NULL, pending_key = NULL, pending_count = NULL, pending_t = NULL,
-    failures = 0, next_attempt_at = now(), held_until = now() + make_interval(secs => $5)
+    failures = 0, next_attempt_at = now(),
+    holder = CASE WHEN $13::boolean THEN NULL ELSE holder END,
+    held_until = CASE WHEN $13::boolean THEN NULL ELSE now() + make_interval(secs => $5) END
   WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4 AND EXISTS (SELECT 1 FROM locked)
   RETURNING endpoint_id
 ), recovered AS (
@@ -230,7 +233,8 @@ export async function recordDelivered(
   stream: { endpoint_id: string; resource: string },
   holder: string,
   record: AttemptRecord,
-  options: { leaseSeconds: number; generation: number; logged: boolean },
+  /** release: let the stream go in the same statement (the turn read all there was). */
+  options: { leaseSeconds: number; generation: number; logged: boolean; release: boolean },
 ): Promise<AfterDelivery> {
   const [row] = await q.query<AfterDelivery>(DELIVERED, [
     stream.endpoint_id,
@@ -240,6 +244,7 @@ export async function recordDelivered(
     options.leaseSeconds,
     ...attemptParams(record, options.logged),
     options.generation,
+    options.release,
   ]);
   return row!;
 }

@@ -61,7 +61,7 @@ export const DEFAULT_DELIVERY_SETTINGS = {
   maxTurnMs: 10_000,
   maxTurns: 64,
   maxTurnsPerTenant: 8,
-  everyMs: 500,
+  everyMs: 250,
 } as const;
 
 /** Results of attempts, for the metrics. */
@@ -121,15 +121,16 @@ export function webhookDeliveries(
    * an attempt failed (the stream was let go until its retry), or the stream is no longer this
    * instance's to send.
    */
-  async function turn(claimed: ClaimedStream): Promise<void> {
+  /** Returns true when the turn's last statement let the stream go already (nothing left to release). */
+  async function turn(claimed: ClaimedStream): Promise<boolean> {
     let stream = claimed;
     const generation = await servedGeneration(db);
     if (stream.generation !== generation) {
       await disableEndpoint(db, stream.endpoint_id, RENUMBERED_REASON);
-      return;
+      return false;
     }
     const feed = feedResourceNamed(stream.resource);
-    if (!feed) return;
+    if (!feed) return false;
     const started = performance.now();
     while (!stopped) {
       const repeat = stream.pending_id !== null;
@@ -140,7 +141,7 @@ export function webhookDeliveries(
       );
       if (read.refused) {
         await disableEndpoint(db, stream.endpoint_id, RESTORED_REASON);
-        return;
+        return false;
       }
       let id: string;
       let end: { xid: string; key: string[]; t: string };
@@ -148,9 +149,9 @@ export function webhookDeliveries(
         id = stream.pending_id!;
         end = { xid: stream.pending_xid!, key: stream.pending_key!, t: stream.pending_t! };
         // Held for a whole lease from here: no other instance sends it while this attempt runs.
-        if (!(await renewDelivery(db, stream, holder, id, settings.leaseSeconds))) return;
+        if (!(await renewDelivery(db, stream, holder, id, settings.leaseSeconds))) return false;
       } else {
-        if (!read.last) return;
+        if (!read.last) return false;
         id = newMessageId();
         end = { xid: read.last[0]!, key: read.last.slice(1), t: read.handed_out };
         const held = await beginDelivery(
@@ -160,7 +161,7 @@ export function webhookDeliveries(
           { id, ...end, count: read.count },
           settings.leaseSeconds,
         );
-        if (!held) return;
+        if (!held) return false;
       }
       const record = { messageId: id, records: read.count, attempt: stream.failures + 1 };
       if (read.count === 0) {
@@ -171,8 +172,9 @@ export function webhookDeliveries(
           leaseSeconds: settings.leaseSeconds,
           generation,
           logged: false,
+          release: false,
         });
-        if (!moved) return;
+        if (!moved) return false;
       } else {
         const next = encodeCursor(stream.resource, { xid: end.xid, key: end.key }, end.t, generation);
         const body = `{"type":"changes","resource":${JSON.stringify(stream.resource)},"data":${read.data},"next":${JSON.stringify(next)}}`;
@@ -202,14 +204,20 @@ export function webhookDeliveries(
             retryInSeconds: retryDelaySeconds(stream.failures + 1, random, result.retryAfterSeconds),
             gone: result.statusCode === 410,
           });
-          return;
+          return true;
         }
+        // Caught up (a first attempt read all there was): the record lets the stream go in the same
+        // statement; the next round's claim finds whatever commits later.
+        const caughtUp = !repeat && !read.has_more;
         const now = await recordDelivered(db, stream, holder, attempted, {
           leaseSeconds: settings.leaseSeconds,
           generation,
           logged: true,
+          release: caughtUp,
         });
-        if (!now.moved || now.status !== 'active') return;
+        if (!now.moved) return false;
+        if (caughtUp) return true;
+        if (now.status !== 'active') return false;
         // The endpoint as it is now: a PATCH or a rotation during the turn applies from the next delivery.
         stream = {
           ...stream,
@@ -233,23 +241,25 @@ export function webhookDeliveries(
         failures: 0,
       };
       // Long enough: the stream goes back among the due ones (it stays due: it was just delivered).
-      if (performance.now() - started >= settings.maxTurnMs) return;
+      if (performance.now() - started >= settings.maxTurnMs) return false;
     }
+    return false;
   }
 
   function start(stream: ClaimedStream): void {
     turnsOf.set(stream.tenant_id, (turnsOf.get(stream.tenant_id) ?? 0) + 1);
     const done = (async () => {
+      let released = false;
       try {
-        await turn(stream);
+        released = await turn(stream);
       } catch (error) {
         log?.warn(
           { err: error, webhook: stream.endpoint_id },
           'webhook delivery turn failed; it is tried again',
         );
       } finally {
-        // Due at once for the next round when it has more (a failed attempt let it go already).
-        await releaseStream(db, stream, holder).catch(() => undefined);
+        // Due at once for the next round when it has more (unless the turn's last statement let it go).
+        if (!released) await releaseStream(db, stream, holder).catch(() => undefined);
         const left = (turnsOf.get(stream.tenant_id) ?? 1) - 1;
         if (left > 0) turnsOf.set(stream.tenant_id, left);
         else turnsOf.delete(stream.tenant_id);
