@@ -354,10 +354,15 @@ async function main(): Promise<void> {
         collect();
         return streamArrivals.length > 0;
       }, 'the first deliveries');
-      const { rows } = await raw.query<{ holder: string | null }>('SELECT holder FROM webhook_streams');
-      const pid = Number(rows[0]?.holder?.split(':')[1]);
-      killed = instances.findIndex((instance) => instance.pid === pid);
-      if (killed < 0) killed = 0;
+      // A stream caught up is let go between deliveries: wait for a moment when one instance holds it.
+      for (const deadline = Date.now() + 30_000; killed < 0 && Date.now() < deadline; ) {
+        const { rows } = await raw.query<{ holder: string | null }>(
+          'SELECT holder FROM webhook_streams WHERE held_until > now()',
+        );
+        const pid = Number(rows[0]?.holder?.split(':')[1]);
+        killed = instances.findIndex((instance) => instance.pid === pid);
+      }
+      if (killed < 0) throw new Error('no instance held the stream while the changes streamed');
       await instances[killed]!.kill();
       killedAt = performance.now();
     }

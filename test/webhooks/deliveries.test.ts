@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { TenantClient } from '../../kit/tenant-client.js';
@@ -89,6 +89,13 @@ async function dueNow(db: Database, endpointId: string): Promise<void> {
 
 for (const backend of privateBackends()) {
   describe(`webhook deliveries on ${backend.name}`, () => {
+    // The tests share a database and a round claims every due stream in it: each test's endpoints
+    // are paused after it, so no later test's round sends them (to receivers that may hang).
+    afterEach(async () => {
+      await (await backend.db()).query(
+        "UPDATE webhook_endpoints SET status = 'paused' WHERE status = 'active'",
+      );
+    });
     test('changes arrive in feed order, signed, in batches of batch_size, each with its next cursor', async () => {
       const db = await backend.db();
       const { url, received } = await receiver();

@@ -46,8 +46,11 @@ CREATE TABLE webhook_streams (
   holder text,
   held_until timestamptz,
   PRIMARY KEY (endpoint_id, resource)
-);
-CREATE INDEX webhook_streams_due ON webhook_streams (next_attempt_at);
+) WITH (fillfactor = 50);
+-- Each delivery updates its stream's row several times (claimed, begun, delivered): no index on a
+-- column that changes, and room left in each page, so every update is a HOT update that page pruning
+-- cleans up as it goes. With an index on next_attempt_at the rows' dead versions piled up faster
+-- than autovacuum removed them, and the claim's scan of a few hundred streams took a second.
 
 -- The deliveries log: attempts, newest last; an endpoint's response body is never kept. Trimmed to
 -- the latest attempts of each endpoint as new ones are written.
