@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Pgbouncer, startPgbouncer } from '../../kit/pgbouncer.js';
@@ -42,6 +44,10 @@ async function run(args: string[], env: Record<string, string>): Promise<string>
 
 /** `sfa-backoffice serve` on a port of its own; resolves with its base URL once it listens. */
 async function serve(env: Record<string, string>): Promise<string> {
+  return (await serveProcess(env)).base;
+}
+
+async function serveProcess(env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
   const child = command(['serve'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
   after(() => {
     child.kill('SIGKILL');
@@ -54,7 +60,7 @@ async function serve(env: Record<string, string>): Promise<string> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-    if (listening) return listening[1]!;
+    if (listening) return { base: listening[1]!, child };
     assert.ok(Date.now() < deadline && child.exitCode === null, `serve did not start: ${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -125,6 +131,81 @@ describe('behind PgBouncer in transaction mode', {
       assert.ok(++attempts < 20, 'ready again after RESUME');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  });
+
+  test('two instances share webhook deliveries; the one sending is SIGKILLed, the other repeats its delivery', async () => {
+    const env = { DATABASE_URL: url, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' };
+    await run(['migrate'], env);
+    const tenant = JSON.parse(await run(['tenant', 'create', '--name', 'pooled-hooks', '--json'], env));
+    // The first delivery is held without an answer (the instance sending it is killed meanwhile);
+    // every later one is answered 204.
+    const arrivals: { id: string; codes: string[] }[] = [];
+    let holdFirst = true;
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        arrivals.push({
+          id: String(request.headers['webhook-id']),
+          codes: JSON.parse(body).data.map((record: { code: string }) => record.code),
+        });
+        if (holdFirst) {
+          holdFirst = false;
+          return;
+        }
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    after(() => {
+      receiver.closeAllConnections();
+      receiver.close();
+    });
+    const hooks = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const instances = [await serveProcess(env), await serveProcess(env)];
+    const client = await tenantClient(httpTransport(instances[0]!.base), tenant);
+    const created = await client.post('/v1/webhooks', {
+      url: hooks,
+      resources: ['products'],
+      batch_size: 10,
+    });
+    assert.equal(created.status, 201, created.text);
+    const products = Array.from({ length: 30 }, (_, at) => ({ code: `H-${at}`, description: 'hooked' }));
+    assert.equal((await client.post('/api/products/batch-create', products)).status, 201);
+
+    const until = async (done: () => boolean, what: string, ms = 60_000) => {
+      for (const deadline = Date.now() + ms; !done(); ) {
+        assert.ok(Date.now() < deadline, what);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await until(() => arrivals.length === 1, 'the first delivery arrives');
+    const direct = openPostgres({ connectionString: scratch.url, poolSize: 1 });
+    after(() => direct.close());
+    const [row] = await direct.query<{ holder: string }>('SELECT holder FROM webhook_streams');
+    const pid = Number(row!.holder.split(':')[1]);
+    const sender = instances.find((instance) => instance.child.pid === pid);
+    assert.ok(sender, `the holder ${row!.holder} is one of the two`);
+    sender.child.kill('SIGKILL');
+    // The other instance takes the stream once its lease expires, and sends the same delivery again.
+    await until(
+      () => new Set(arrivals.flatMap((a) => a.codes)).size === 30 && arrivals.length >= 4,
+      'every product arrives',
+    );
+    assert.equal(arrivals[1]!.id, arrivals[0]!.id, 'the repeat carries the same webhook-id');
+    assert.deepEqual(arrivals[1]!.codes, arrivals[0]!.codes);
+    const survivor = instances.find((instance) => instance !== sender)!;
+    const feed = await client
+      .over(httpTransport(survivor.base))
+      .get('/v1/changes?resource=products&limit=100');
+    assert.equal(feed.status, 200, feed.text);
+    assert.deepEqual(
+      arrivals.slice(1).flatMap((a) => a.codes),
+      feed.body.data.map((record: { code: string }) => record.code),
+      "in the feed's order, each once after the repeat",
+    );
   });
 
   test('statement timeouts hold per transaction and never leak into the pooled server session', async () => {
