@@ -29,10 +29,11 @@ async function bash(script: string, cwd: string): Promise<string> {
 
 /**
  * A freshly started server (closed after the test), a scratch folder, and the shell lines that set
- * what the first session sets: BASE, the printed credentials, TOKEN and AUTH.
+ * what the first session sets: BASE, the printed credentials, TOKEN and AUTH. `env`: settings of the
+ * server beyond the defaults.
  */
-async function servedShell(): Promise<{ cwd: string; prelude: string }> {
-  const server = await startFirstServe({ LOG_LEVEL: 'warn' });
+async function servedShell(env: Record<string, string> = {}): Promise<{ cwd: string; prelude: string }> {
+  const server = await startFirstServe({ LOG_LEVEL: 'warn', ...env });
   after(() => server.stop());
   const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-recipes-'));
   after(() => rmSync(cwd, { recursive: true, force: true }));
@@ -165,18 +166,9 @@ test("the README's ERP delivery loop runs as written: reject with a reason, requ
 });
 
 test("the README's webhook receiver gets every customer, signed, each once, then each change", async () => {
-  const server = await startFirstServe({ LOG_LEVEL: 'warn', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' });
-  after(() => server.stop());
-  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-webhooks-'));
-  after(() => rmSync(cwd, { recursive: true, force: true }));
-  const prelude = [
-    `BASE='${server.printed('base URL')}'`,
-    `KEY='${server.printed('subscription key')}'`,
-    `CLIENT_ID='${server.printed('client id')}'`,
-    `CLIENT_SECRET='${server.printed('client secret')}'`,
-    authLines(),
-    `HOOK_PORT=${await freePort()}`,
-  ].join('\n');
+  const served = await servedShell({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' });
+  const { cwd } = served;
+  const prelude = `${served.prelude}\nHOOK_PORT=${await freePort()}`;
   const total = JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE/v1/customers?limit=1"`, cwd))
     .meta.totalItems;
   // The block starts the receiver in the background: its shell's process group ends with the test.
