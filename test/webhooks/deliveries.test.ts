@@ -8,7 +8,11 @@ import type { InjectTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
 import { beginDelivery, claimStreams, releaseStream } from '../../src/sql/webhook-streams.js';
 import { addressRules } from '../../src/webhooks/addresses.js';
-import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
+import {
+  type DeliverySettings,
+  RENUMBERED_REASON,
+  RESTORED_REASON,
+} from '../../src/webhooks/delivery-work.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
@@ -512,6 +516,51 @@ for (const backend of privateBackends()) {
           ['C1', 'C2', 'C1', 'C2', 'C3'],
           'the replay from the start holds',
         );
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('a position the feed no longer holds disables the endpoint with the reason, never skips', async () => {
+      const db = await backend.db();
+      const { url, received } = await receiver();
+      const tenant = await newApp(db);
+      const app = tenant.transport.app;
+      try {
+        // Renumbered: the stream's position is of another generation of the feed's numbering.
+        const renumbered = await register(tenant, { url: url.href });
+        await db.query('UPDATE webhook_streams SET generation = generation + 1 WHERE endpoint_id = $1', [
+          renumbered.id,
+        ]);
+        // Restored: rows behind the position changed after it was handed out (as after a restore of
+        // the database to an earlier point, src/sql/changes.ts).
+        const restored = await register(tenant, { url: url.href, from: 'start' });
+        await loadCustomers(db, tenant, ['C1', 'C2']);
+        const [first] = await db.query<{ xid: string; code: string }>(
+          'SELECT change_xid::text AS xid, code FROM customers WHERE tenant_id = $1 ORDER BY change_xid, code LIMIT 1',
+          [tenant.tenant.tenantId],
+        );
+        await db.query(
+          'UPDATE webhook_streams SET position_xid = $2::xid8, position_key = ARRAY[$3], position_t = 1 WHERE endpoint_id = $1',
+          [restored.id, first!.xid, first!.code],
+        );
+        await deliver(app);
+        assert.equal(received.length, 0, 'nothing sent from a position the feed does not hold');
+        const shown = async (id: string) => (await tenant.get(`/v1/webhooks/${id}`)).body;
+        assert.equal((await shown(renumbered.id)).status, 'disabled');
+        assert.equal((await shown(renumbered.id)).disabled_reason, RENUMBERED_REASON);
+        assert.equal((await shown(restored.id)).status, 'disabled');
+        assert.equal((await shown(restored.id)).disabled_reason, RESTORED_REASON);
+        // A replay from the start is the way on.
+        await tenant.post(`/v1/webhooks/${restored.id}/replay`, { resource: 'customers' });
+        await tenant.send({
+          method: 'PATCH',
+          path: `/v1/webhooks/${restored.id}`,
+          headers: { 'content-type': 'application/json' },
+          body: '{"status":"active"}',
+        });
+        await deliver(app);
+        assert.deepEqual(codesOf(received), ['C1', 'C2']);
       } finally {
         await app.close();
       }

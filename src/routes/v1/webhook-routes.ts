@@ -13,7 +13,7 @@ import {
   selectEndpoint,
   selectEndpoints,
 } from '../../sql/webhook-endpoints.js';
-import { checkCreate, checkPatch } from '../../webhooks/endpoint-input.js';
+import { checkCreate, checkPatch, type FieldError } from '../../webhooks/endpoint-input.js';
 import {
   changeEndpoint,
   checkUrlReachable,
@@ -59,7 +59,7 @@ const bytesOf = (request: FastifyRequest) =>
 const json = (status: number, body: unknown): Answer => ({ status, body: JSON.stringify(body) });
 
 /** A checked body's problems as the read side's 400 (extensions.md 6). */
-const invalid = (errors: readonly object[]) => new WebhookRefusal(400, errors as never);
+const invalid = (errors: readonly FieldError[]) => new WebhookRefusal(400, errors);
 
 /** The webhook endpoints' management API (extensions.md 11). A tenant sees and changes only its own. */
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
