@@ -13,7 +13,7 @@ export interface ServiceRequest {
   /** The path with its query string. */
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string;
+  readonly body?: string | Uint8Array;
   /** HTTP only: no answer within it is status 0 (default 60 s, so a hung server fails the test). */
   readonly timeoutMs?: number;
 }
@@ -95,7 +95,8 @@ export function httpTransport(baseUrl: string): HttpTransport {
         const response = await fetch(`${baseUrl}${path}`, {
           method,
           headers,
-          body,
+          // Bytes as a Buffer: fetch's types take no bare Uint8Array.
+          body: body instanceof Uint8Array ? Buffer.from(body) : body,
           signal: AbortSignal.timeout(timeoutMs),
         });
         const text = await response.text();

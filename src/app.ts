@@ -22,13 +22,16 @@ import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
+import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from './jobs/job-work.js';
 import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { registerDocs } from './routes/docs/docs-routes.js';
 import { createAuth } from './routes/token/auth-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
+import { registerJobRoutes } from './routes/v1/job-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
 import { registerWebhookRoutes } from './routes/v1/webhook-routes.js';
+import { jobFigures } from './sql/jobs.js';
 import { webhookFigures } from './sql/webhook-streams.js';
 import { VERSION } from './version.js';
 import { addressRules } from './webhooks/addresses.js';
@@ -47,6 +50,8 @@ declare module 'fastify' {
     background: BackgroundLoops;
     /** Webhook deliveries (one of the background works): tests run a round, then wait for its turns. */
     webhookDeliveries: WebhookDeliveries;
+    /** Bulk jobs (one of the background works): tests run a round, then wait for its runs. */
+    jobs: JobWork;
   }
   interface FastifyRequest {
     /** The tenant whose rows this request may see and change; set by the authentication guard. */
@@ -76,6 +81,8 @@ export interface AppOptions {
         | 'webhookAllowedNetworks'
       >
     >;
+  /** Bulk jobs' settings (tests: shorter leases). */
+  jobs?: Partial<JobSettings>;
   /** Webhook deliveries' settings; tests give a resolver of their own, and shorter times. */
   webhooks?: Partial<DeliverySettings>;
   logLevel?: string;
@@ -151,6 +158,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const deliveries = webhookDeliveries(options.db, newInstanceId(), webhooks, sealingKey, metrics, app.log);
   metrics.watchWebhooks(() => webhookFigures(options.db));
   app.decorate('webhookDeliveries', deliveries);
+  // One admission for every batch route and the jobs' writing: the bound is on the process's batch
+  // work, of any resource, and a job's blocks take their turns with the batches.
+  const admission = admissionFor(options.config);
+  metrics.watchAdmission(admission);
+  const jobs = jobWork(
+    options.db,
+    newInstanceId(),
+    { ...DEFAULT_JOB_SETTINGS, ...options.jobs },
+    admission,
+    (resource, rows) => metrics.jobRowsWritten(resource, rows),
+    app.log,
+  );
+  metrics.watchJobs(() => jobFigures(options.db));
+  app.decorate('jobs', jobs);
   // Work beside the requests, in every instance; `serve` starts it after listening (src/server.ts).
   const background = new BackgroundLoops(
     [
@@ -164,6 +185,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       idempotencyExpirySweep(options.db, newInstanceId()),
       // Every instance sends, each stream (an endpoint and a resource) from one at a time, by lease.
       deliveries,
+      // Every instance runs jobs, each job in one instance at a time, by lease.
+      jobs,
     ],
     app.log,
   );
@@ -223,9 +246,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { authenticate, tokenRoutes } = createAuth({ ...options, metrics });
   await app.register(tokenRoutes);
 
-  // One admission for every batch route: the bound is on the process's batch work, of any resource.
-  const admission = admissionFor(options.config);
-  metrics.watchAdmission(admission);
   // Idempotency-Key answers (extensions.md 8): kept 7 days unless set otherwise.
   const idempotency = {
     ttlSeconds: options.config.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
@@ -248,6 +268,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       userAgent: webhooks.userAgent,
     },
   });
+  registerJobRoutes(app, { db: options.db, authenticate, idempotency });
   registerDocs(app);
   return app;
 }

@@ -70,35 +70,38 @@ export function invalidCount(checked: CheckedBatch): number {
   return count;
 }
 
-/** `{"name":` and `,"name":` of each key field: the fixed part of every item's key text. */
-const keyPrefixes = new WeakMap<BatchResource, string[]>();
+/** `"name":` of each key field: the fixed part of every item's key text. */
+const keyNames = new WeakMap<BatchResource, string[]>();
 
-function prefixesOf(resource: BatchResource): string[] {
-  let prefixes = keyPrefixes.get(resource);
-  if (!prefixes) {
-    prefixes = resource.key.map((name, at) => `${at === 0 ? '{' : ','}${JSON.stringify(name)}:`);
-    keyPrefixes.set(resource, prefixes);
+function namesOf(resource: BatchResource): string[] {
+  let names = keyNames.get(resource);
+  if (!names) {
+    names = resource.key.map((name) => `${JSON.stringify(name)}:`);
+    keyNames.set(resource, names);
   }
-  return prefixes;
+  return names;
 }
 
 /**
- * An item's key fields as the client sent them, as JSON text (outcomes=true): the values the item
- * held, not their normalised forms ("1.50" stays "1.50"). A number kept losslessly keeps its digits.
- * Built by concatenation: 10,000 of them are part of every such answer's time.
+ * An item's key fields as the client sent them, as JSON text (outcomes=true, a bulk job's results):
+ * the values the item held, not their normalised forms ("1.50" stays "1.50"); a key field the item
+ * lacks is left out. A number kept losslessly keeps its digits. Built by concatenation: 10,000 of
+ * them are part of every such answer's time.
  */
-function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
-  const prefixes = prefixesOf(resource);
+export function sentKeyText(resource: BatchResource, item: Record<string, unknown>): string {
+  const names = namesOf(resource);
   let text = '';
-  for (let at = 0; at < prefixes.length; at++) {
+  for (let at = 0; at < names.length; at++) {
     const value = item[resource.key[at]!];
+    if (value === undefined) continue;
     text +=
-      prefixes[at]! +
+      (text === '' ? '{' : ',') +
+      names[at]! +
       (typeof value === 'object' && value !== null && 'isLosslessNumber' in value
         ? String((value as unknown as { value: string }).value)
         : JSON.stringify(value));
   }
-  return `${text}}`;
+  return text === '' ? '{}' : `${text}}`;
 }
 
 /**

@@ -8,8 +8,8 @@ import { type WriteParams, writeParams } from '../sql/batch-write.js';
  * checked.
  */
 
-/** The text a row's key is compared by. */
-function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): string {
+/** The text a row's key is compared by (repeated keys: here, and over a bulk job's file). */
+export function keyOf(keyPositions: readonly number[], row: readonly FieldValue[]): string {
   // NUL never appears in a stored value (validation refuses it), so it separates key parts safely.
   if (keyPositions.length === 1) return String(row[keyPositions[0]!]);
   let key = String(row[keyPositions[0]!]);

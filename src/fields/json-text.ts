@@ -83,10 +83,17 @@ function surrogatesPaired(text: string): boolean {
  */
 export function parseJsonBytes(bytes: Buffer): unknown {
   if (!isUtf8(bytes)) throw new SyntaxError('request body is not UTF-8');
-  const text = bytes.toString('utf8');
+  return parseJsonText(bytes.toString('utf8'));
+}
+
+/**
+ * Parses JSON text already decoded from UTF-8 (a line of a bulk job's NDJSON file) as parseJsonBytes
+ * does: every digit kept, a lone surrogate escape refused. Throws on anything that is not such JSON.
+ */
+export function parseJsonText(text: string): unknown {
   const value = parseJsonBody(text);
   if (!surrogatesPaired(text)) {
-    throw new SyntaxError('request body has a lone surrogate');
+    throw new SyntaxError('JSON text has a lone surrogate');
   }
   return value;
 }

@@ -9,6 +9,8 @@ import {
   IdempotencyKeyReused,
   InvalidIdempotencyKey,
 } from '../idempotency/idempotency-errors.js';
+import { JobRefusal } from '../jobs/job-refusal.js';
+import { MAX_PART_BYTES, PartTooLarge } from '../jobs/jobs.js';
 import { WebhookRefusal } from '../webhooks/endpoints.js';
 import { HttpProblem, problems } from './problems.js';
 import { BodyTooLarge } from './receive-body.js';
@@ -42,5 +44,7 @@ export function problemOf(error: unknown): HttpProblem | undefined {
   if (error instanceof IdempotencyKeyInProgress)
     return problems.idempotencyInProgress(error.retryAfterSeconds);
   if (error instanceof WebhookRefusal) return new HttpProblem(error.statusCode, error.errors);
+  if (error instanceof PartTooLarge) return problems.bodyTooLarge(MAX_PART_BYTES);
+  if (error instanceof JobRefusal) return new HttpProblem(error.statusCode, error.errors);
   return undefined;
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { FeedStall } from '../sql/feed-holders.js';
+import { JOB_STATES, type JobFigures } from '../sql/jobs.js';
 import type { WebhookFigures } from '../sql/webhook-streams.js';
 import { VERSION } from '../version.js';
 
@@ -193,6 +194,49 @@ export class AppMetrics implements BatchMetrics {
       async collect() {
         const now = await figures().catch(() => undefined);
         if (now) this.set(now.oldest_unsent_seconds);
+      },
+    });
+  }
+
+  private readonly jobRows = new Counter({
+    name: 'sfa_job_rows_written_total',
+    help: 'Rows of bulk jobs written, by resource',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+
+  /** Rows a bulk job's block wrote (src/jobs/job-run.ts). */
+  jobRowsWritten(resource: string, rows: number): void {
+    this.jobRows.inc({ resource }, rows);
+  }
+
+  /** Bulk jobs by state and the bytes of their parts still stored, read at scrape time. */
+  watchJobs(read: () => Promise<JobFigures>): void {
+    let latest: Promise<JobFigures> | undefined;
+    const figures = () => {
+      latest ??= read().finally(() => setImmediate(() => (latest = undefined)));
+      return latest;
+    };
+    new Gauge({
+      name: 'sfa_jobs',
+      help: 'Bulk jobs by state (open, queued, validating, writing, succeeded, failed, aborted)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const now = await figures().catch(() => undefined);
+        if (!now) return;
+        for (const state of JOB_STATES) {
+          this.set({ state }, now.states.find((entry) => entry.state === state)?.jobs ?? 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'sfa_job_stored_bytes',
+      help: "Bytes of unfinished bulk jobs' parts stored in the database",
+      registers: [this.registry],
+      async collect() {
+        const now = await figures().catch(() => undefined);
+        if (now) this.set(now.storedBytes);
       },
     });
   }

@@ -5,6 +5,7 @@ import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths
 import { changesPath, changesSchemas } from './changes-path.js';
 import { errorResponses, errorSchemas } from './errors.js';
 import { batchValidatedSchema, itemOutcomeSchema } from './idempotency.js';
+import { jobPaths, jobSchemas } from './job-paths.js';
 import type { OpenApiObject } from './json-schema.js';
 import { operationsPaths } from './operations-paths.js';
 import { readPaths, readSchemas } from './read-paths.js';
@@ -47,6 +48,11 @@ export function buildOpenApiDocument(): OpenApiObject {
         description:
           "Changes pushed as they commit: endpoints that receive every change of the resources they chose, in the feed's order, signed.",
       },
+      {
+        name: 'Bulk jobs',
+        description:
+          'Files of any size, CSV or NDJSON, sent in parts: checked whole by the batch rules, then written resumably in the background.',
+      },
       { name: 'Operations', description: 'Liveness and readiness, without credentials.' },
     ],
     paths: {
@@ -55,6 +61,7 @@ export function buildOpenApiDocument(): OpenApiObject {
       ...changesPath(),
       ...batchPaths(batchResources),
       ...webhookPaths(),
+      ...jobPaths(),
       ...operationsPaths,
     },
     webhooks: webhookDeliveries(),
@@ -70,6 +77,7 @@ export function buildOpenApiDocument(): OpenApiObject {
         ...errorSchemas,
         ...tokenSchemas,
         ...webhookSchemas(),
+        ...jobSchemas(),
       },
       responses: errorResponses,
     },

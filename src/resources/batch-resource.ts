@@ -56,6 +56,8 @@ export interface BatchResource extends BatchResourceDefinition {
   readonly childPosition: number | undefined;
   /** Request body limit in bytes: a full batch at maximum field sizes, pretty-printed, fits with room. */
   readonly bodyLimit: number;
+  /** The longest JSON text one valid item can take (UTF-8 bytes): the line limit of a bulk job's file. */
+  readonly maxItemBytes: number;
 }
 
 /** Where a resource's field refers to another resource's key, and what that key is. */
@@ -141,6 +143,7 @@ export function batchResource(definition: BatchResourceDefinition): BatchResourc
     reference,
     columnPositions: fieldList.flatMap((_, at) => (at === childAt ? [] : [at])),
     childPosition: childAt < 0 ? undefined : childAt,
+    maxItemBytes: itemBytes,
     bodyLimit: Math.min(
       MAX_BODY_LIMIT,
       Math.ceil((itemBytes * MAX_BATCH_ITEMS + ONE_MIB) / ONE_MIB) * ONE_MIB,

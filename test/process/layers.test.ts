@@ -28,6 +28,7 @@ const FOLDERS: Record<string, Layer> = {
   background: 'domain',
   feed: 'domain',
   webhooks: 'domain',
+  jobs: 'domain',
   http: 'http',
   openapi: 'http',
   routes: 'http',

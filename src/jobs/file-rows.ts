@@ -1,0 +1,207 @@
+import { pipeline, Readable } from 'node:stream';
+import { parse as parseCsv } from 'csv-parse';
+import { parseJsonText } from '../fields/json-text.js';
+
+/*
+ * A bulk job's file as rows (extensions.md 12), read as a stream: the parts' bytes in, one batch item
+ * per row out, each with its line in the file. Memory stays bounded by the longest row allowed, never
+ * the file: a row longer than that, a quote never closed, bytes that are not UTF-8 end the file with
+ * a FileProblem (the job fails with its message). What the batch rules check (fields, values) is left
+ * to them: a row only has to become the object a batch array would hold.
+ */
+
+/** The file cannot be read as rows at all: the job fails with this message. */
+export class FileProblem extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FileProblem';
+  }
+}
+
+export interface FileRow {
+  /** The row's first line in the file (1 is a CSV's header, or the first NDJSON line). */
+  line: number;
+  /** The row as a batch item: an object of a CSV row's cells, or an NDJSON line's value. */
+  item: unknown;
+  /** What makes the row invalid before any field is looked at (a CSV row with another number of cells). */
+  problem?: string | undefined;
+}
+
+export interface FileShape {
+  format: 'csv' | 'ndjson';
+  /** A CSV's delimiter. */
+  delimiter: string;
+  /** The batch fields: a CSV header names them (another name makes every row invalid). */
+  fieldNames: readonly string[];
+  /** The longest row, in characters. */
+  maxRowChars: number;
+}
+
+/** More columns than any field table has by far: a header past it is not a header. */
+export const MAX_COLUMNS = 1_000;
+
+/** The file's rows, in file order. Throws FileProblem when the file cannot be read as rows. */
+export function fileRows(chunks: AsyncIterable<Uint8Array>, shape: FileShape): AsyncGenerator<FileRow> {
+  const text = utf8Text(chunks);
+  return shape.format === 'csv' ? csvRows(text, shape) : ndjsonRows(text, shape.maxRowChars);
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The bytes as text, refusing what is not UTF-8 (a BOM at the start is dropped). */
+async function* utf8Text(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let offset = 0;
+  for await (const chunk of chunks) {
+    let text: string;
+    try {
+      text = decoder.decode(chunk, { stream: true });
+    } catch {
+      throw new FileProblem(
+        `The file is not UTF-8 (in its bytes ${count(offset)} to ${count(offset + chunk.byteLength)})`,
+      );
+    }
+    offset += chunk.byteLength;
+    if (text.length > 0) yield text;
+  }
+  let rest: string;
+  try {
+    rest = decoder.decode();
+  } catch {
+    throw new FileProblem('The file is not UTF-8 (it ends inside a character)');
+  }
+  if (rest.length > 0) yield rest;
+}
+
+/** An own property, even for a name Object.prototype has ("__proto__" never sets a prototype). */
+function setOwn(item: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(item, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** The header row checked: names each once, at most MAX_COLUMNS of them. */
+function headerOf(record: readonly string[]): string[] {
+  if (record.length > MAX_COLUMNS) {
+    throw new FileProblem(
+      `The header row has ${count(record.length)} columns; at most ${count(MAX_COLUMNS)} are read`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const name of record) {
+    if (seen.has(name)) throw new FileProblem(`The header row names ${JSON.stringify(name)} more than once`);
+    seen.add(name);
+  }
+  return [...record];
+}
+
+/** What csv-parse refused, as the job's message (with the line it names). */
+function csvProblem(error: unknown): unknown {
+  if (error instanceof FileProblem) return error;
+  const { code, lines } = error as { code?: string; lines?: number };
+  const where = lines === undefined ? '' : `Line ${count(lines)}: `;
+  switch (code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return new FileProblem(`A quoted value is never closed (the file ends at line ${count(lines ?? 0)})`);
+    case 'CSV_MAX_RECORD_SIZE':
+      return new FileProblem(`${where}the row is longer than the longest row allowed`);
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_QUOTE_NOT_ESCAPED':
+      return new FileProblem(`${where}a quote inside a quoted value must be doubled ("")`);
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return new FileProblem(`${where}a quoted value is followed by more text before the delimiter`);
+    default:
+      return code ? new FileProblem(`${where}${(error as Error).message}`) : error;
+  }
+}
+
+async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGenerator<FileRow> {
+  const parser = parseCsv({
+    delimiter: shape.delimiter,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    max_record_size: shape.maxRowChars,
+    info: true,
+  });
+  // Errors of either side (not UTF-8, a quote never closed) reach the loop below through the parser.
+  pipeline(Readable.from(text), parser, () => {});
+  const known = new Set(shape.fieldNames);
+  let header: string[] | undefined;
+  let isKnown: boolean[] = [];
+  let lastLine = 0;
+  let lastEmpty = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: string[];
+      info: { lines: number; empty_lines: number };
+    }>) {
+      // A record starts after the last one and the empty lines skipped since; info.lines is where it ends.
+      const line = lastLine + 1 + (info.empty_lines - lastEmpty);
+      lastLine = info.lines;
+      lastEmpty = info.empty_lines;
+      if (!header) {
+        header = headerOf(record);
+        isKnown = header.map((name) => known.has(name));
+        continue;
+      }
+      if (record.length !== header.length) {
+        yield {
+          line,
+          item: undefined,
+          problem: `The row has ${count(record.length)} cells; the header row has ${count(header.length)}`,
+        };
+        continue;
+      }
+      const item: Record<string, unknown> = {};
+      for (let at = 0; at < header.length; at++) {
+        const cell = record[at]!;
+        // An empty cell is an absent value; an unknown column is kept, so the row is invalid by it.
+        if (isKnown[at]) {
+          if (cell !== '') item[header[at]!] = cell;
+        } else {
+          setOwn(item, header[at]!, cell);
+        }
+      }
+      yield { line, item };
+    }
+  } catch (error) {
+    throw csvProblem(error);
+  }
+  if (!header) throw new FileProblem('The file has no header row');
+}
+
+async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): AsyncGenerator<FileRow> {
+  const tooLong = (line: number) =>
+    new FileProblem(
+      `Line ${count(line)} is longer than the longest row allowed (${count(maxRowChars)} characters)`,
+    );
+  let pending = '';
+  let line = 0;
+  for await (const piece of text) {
+    let start = 0;
+    for (let end = piece.indexOf('\n'); end >= 0; end = piece.indexOf('\n', start)) {
+      const lineText = pending + piece.slice(start, end);
+      pending = '';
+      start = end + 1;
+      line++;
+      if (lineText.length > maxRowChars) throw tooLong(line);
+      const row = ndjsonRow(line, lineText);
+      if (row) yield row;
+    }
+    pending += piece.slice(start);
+    if (pending.length > maxRowChars) throw tooLong(line + 1);
+  }
+  if (pending.length > 0) {
+    const row = ndjsonRow(line + 1, pending);
+    if (row) yield row;
+  }
+}
+
+/** One NDJSON line as a row; a blank line is none. */
+function ndjsonRow(line: number, text: string): FileRow | undefined {
+  const json = text.endsWith('\r') ? text.slice(0, -1) : text;
+  if (json.trim() === '') return undefined;
+  try {
+    return { line, item: parseJsonText(json) };
+  } catch {
+    return { line, item: undefined, problem: 'The line is not valid JSON' };
+  }
+}

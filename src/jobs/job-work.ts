@@ -1,0 +1,135 @@
+import type { BackgroundWork } from '../background/background-work.js';
+import type { BatchAdmission } from '../batch/batch-admission.js';
+import type { Database } from '../db/database.js';
+import { batchResources } from '../resources/index.js';
+import { type ClaimedJob, claimJob, finishJob, releaseJob, removeExpiredJobs } from '../sql/jobs.js';
+import { JobLetGo, runJob } from './job-run.js';
+
+/*
+ * Bulk jobs' background work (extensions.md 12), in every instance. Each round claims jobs to run
+ * while this instance has room (a lease in the job's row, migration 017: of each tenant only its
+ * first unfinished job, so a tenant's jobs run one at a time), and starts each; the round does not
+ * wait for them. A run's statements are short and stand alone, or are one block's transaction, so
+ * PgBouncer's transaction mode serves them and the change feed's horizon never waits on a job.
+ */
+
+export interface JobSettings {
+  /** Between rounds. */
+  everyMs: number;
+  /** How long a claimed job is held without renewal: how soon another instance replaces a dead one. */
+  leaseSeconds: number;
+  /** Jobs this instance runs at once (of different tenants). */
+  maxRunning: number;
+  /** How long a finished job and its results are kept. */
+  keepDays: number;
+}
+
+export const DEFAULT_JOB_SETTINGS: JobSettings = {
+  everyMs: 1_000,
+  // Renewed by every block (a second or so): a killed instance's job is taken over within ~30 s.
+  leaseSeconds: 30,
+  maxRunning: 2,
+  keepDays: 7,
+};
+
+/** Runs of one job that failed on an error (not a lease lost) before the job is failed for good. */
+const MAX_FAILED_RUNS = 5;
+const EXPIRY_EVERY_MS = 60_000;
+
+interface WarnLog {
+  warn(details: object, message: string): void;
+}
+
+export interface JobWork extends BackgroundWork {
+  /** Resolves when every run started so far has ended (tests: a round, then this). */
+  settled(): Promise<void>;
+  /** Jobs running in this instance now. */
+  readonly running: number;
+}
+
+export function jobWork(
+  db: Database,
+  holder: string,
+  settings: JobSettings,
+  admission: BatchAdmission,
+  wroteRows: (resource: string, rows: number) => void,
+  log: WarnLog,
+): JobWork {
+  const running = new Map<string, { tenantId: number; done: Promise<void> }>();
+  const failedRuns = new Map<string, number>();
+  let stopping = false;
+  let expiredAt = 0;
+  const context = {
+    db,
+    holder,
+    leaseSeconds: settings.leaseSeconds,
+    admission,
+    stopping: () => stopping,
+    wroteRows,
+  };
+
+  async function run(job: ClaimedJob): Promise<void> {
+    try {
+      const resource = batchResources.find((candidate) => candidate.name === job.resource);
+      if (!resource) throw new Error(`no batch resource named ${job.resource}`);
+      await runJob(context, job, resource);
+      failedRuns.delete(job.id);
+    } catch (error) {
+      if (error instanceof JobLetGo) {
+        if (error.why === 'stopping') await releaseJob(db, job.id, holder).catch(() => {});
+        return;
+      }
+      const runs = (failedRuns.get(job.id) ?? 0) + 1;
+      failedRuns.set(job.id, runs);
+      log.warn({ err: error, job: job.id, runs }, `job ${job.id} stopped on an error`);
+      try {
+        if (runs >= MAX_FAILED_RUNS) {
+          failedRuns.delete(job.id);
+          await finishJob(
+            db,
+            job.id,
+            holder,
+            'failed',
+            'The job stopped on an internal error; the rows written so far stay',
+          );
+        } else {
+          // Let go at once: the next round (here or in another instance) runs it again.
+          await releaseJob(db, job.id, holder);
+        }
+      } catch {
+        // The database is away: the lease expires and the job is taken up again then.
+      }
+    }
+  }
+
+  const settled = async () => {
+    while (running.size > 0) await Promise.allSettled([...running.values()].map((entry) => entry.done));
+  };
+
+  return {
+    name: 'jobs',
+    everyMs: settings.everyMs,
+    get running() {
+      return running.size;
+    },
+    async round() {
+      if (stopping) return;
+      if (Date.now() - expiredAt >= EXPIRY_EVERY_MS) {
+        expiredAt = Date.now();
+        while ((await removeExpiredJobs(db, settings.keepDays, 100)) === 100) {}
+      }
+      while (running.size < settings.maxRunning && !stopping) {
+        const busy = [...running.values()].map((entry) => entry.tenantId);
+        const job = await claimJob(db, holder, settings.leaseSeconds, busy);
+        if (!job) break;
+        const done = run(job).finally(() => running.delete(job.id));
+        running.set(job.id, { tenantId: job.tenant_id, done });
+      }
+    },
+    settled,
+    async close() {
+      stopping = true;
+      await settled();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Which rows of an upsert job's file a later row replaces (extensions.md 5 over the whole file: the
+ * last occurrence of a key wins, every other one is ignored). The file can hold millions of keys, so
+ * not every key is remembered: a Bloom filter notes each key, and only a key it may have seen before
+ * (a repeat, or now and then a false alarm) is kept exactly, with its last line. Every repeated key
+ * is therefore in the exact map, and a key that is not there occurs once: the answer is exact, and
+ * memory is the filter (about 2 bits per byte of file over 16, at most 64 MiB) plus the repeats.
+ */
+export class RepeatedKeys {
+  readonly #bits: Uint32Array;
+  readonly #mask: number;
+  readonly #lastLine = new Map<string, number>();
+
+  /** `fileBytes`: the file's size; rows are rarely shorter than 16 bytes, so this sizes the filter. */
+  constructor(fileBytes: number) {
+    // At least 16 bits per row of 16 bytes: few false alarms (each costs an entry in the map).
+    const wanted = Math.max(2 ** 16, Math.min(2 ** 29, fileBytes));
+    const bits = 2 ** Math.ceil(Math.log2(wanted));
+    this.#bits = new Uint32Array(bits / 32);
+    this.#mask = bits - 1;
+  }
+
+  /** Notes that `key` occurs at `line` (lines come in file order). */
+  add(key: string, line: number): void {
+    let h1 = 0x811c9dc5;
+    let h2 = 0x9747b28c;
+    for (let at = 0; at < key.length; at++) {
+      const c = key.charCodeAt(at);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    h2 |= 1;
+    let seen = true;
+    for (let probe = 0; probe < 5; probe++) {
+      const bit = (h1 + Math.imul(probe, h2)) & this.#mask;
+      const word = bit >>> 5;
+      const flag = 1 << (bit & 31);
+      if ((this.#bits[word]! & flag) === 0) {
+        seen = false;
+        this.#bits[word]! |= flag;
+      }
+    }
+    if (seen || this.#lastLine.has(key)) this.#lastLine.set(key, line);
+  }
+
+  /** Whether a later line holds the same key (after every line was added). */
+  replacedLater(key: string, line: number): boolean {
+    const last = this.#lastLine.get(key);
+    return last !== undefined && last > line;
+  }
+
+  /** Keys kept exactly (repeats and false alarms), for the tests. */
+  get exactKeys(): number {
+    return this.#lastLine.size;
+  }
+}

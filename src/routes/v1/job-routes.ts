@@ -1,0 +1,152 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Database, Transaction } from '../../db/database.js';
+import { parseJsonBytes } from '../../fields/json-text.js';
+import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
+import { RawJson } from '../../http/json-body.js';
+import { answerRequest, refusedWork, sendAnswer } from '../../http/keyed-reply.js';
+import { HttpProblem, problems } from '../../http/problems.js';
+import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
+import { checkJobInput } from '../../jobs/job-input.js';
+import { JobRefusal, jobNotFound } from '../../jobs/job-refusal.js';
+import {
+  cancelJob,
+  createJob,
+  finishUpload,
+  MAX_PARTS,
+  presentJob,
+  receivePart,
+  showJob,
+} from '../../jobs/jobs.js';
+import { checkQuery, type ParamRule } from '../../read/query-params.js';
+import { jobState, selectJobs, selectResultBlocks } from '../../sql/jobs.js';
+
+export const JOBS_PATH = '/v1/jobs';
+/** The job's body is a few small fields. */
+const BODY_LIMIT = 4 * 1024;
+export const RESULT_OUTCOMES = ['failed', 'created', 'updated', 'ignored'] as const;
+const LIST_QUERY: Readonly<Record<string, ParamRule>> = {
+  limit: { kind: 'integer', min: 1, max: 100, default: 20 },
+};
+const RESULTS_QUERY: Readonly<Record<string, ParamRule>> = {
+  outcome: { kind: 'choice', values: RESULT_OUTCOMES, default: 'failed' },
+};
+/** Result blocks read per query while streaming the results (each up to 10,000 lines). */
+const RESULT_BLOCKS_PER_READ = 4;
+
+export interface JobRouteDeps {
+  db: Database;
+  authenticate: onRequestHookHandler;
+  idempotency: IdempotencySettings;
+}
+
+const json = (status: number, body: unknown): Answer => ({ status, body: JSON.stringify(body) });
+
+/** A job's results of one outcome as NDJSON, read a few blocks at a time as the client takes them. */
+async function* resultLines(db: Database, id: string, outcome: string): AsyncGenerator<string> {
+  let after = 0;
+  for (;;) {
+    const blocks = await selectResultBlocks(db, id, outcome, after, RESULT_BLOCKS_PER_READ);
+    for (const block of blocks) yield block.body;
+    if (blocks.length < RESULT_BLOCKS_PER_READ) return;
+    after = blocks.at(-1)!.first_line;
+  }
+}
+
+/** The bulk jobs' API (extensions.md 12). A tenant sees and changes only its own jobs. */
+export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): void {
+  const { db } = deps;
+  const keyed = {
+    bodyLimit: BODY_LIMIT,
+    config: { rawJsonFrom: 0 },
+    onRequest: [deps.authenticate, checkIdempotencyKey],
+  };
+  const plain = { onRequest: deps.authenticate };
+  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  const bytesOf = (request: FastifyRequest) =>
+    request.body instanceof RawJson ? request.body.bytes : undefined;
+
+  /** A POST answered once per Idempotency-Key: `check` refuses before any write, `work` writes. */
+  const answerPost = async (
+    request: FastifyRequest,
+    check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
+  ) => {
+    const prepare = async () => {
+      let work: (q: Database | Transaction) => Promise<Answer>;
+      try {
+        work = await check();
+      } catch (error) {
+        return refusedWork(error);
+      }
+      return (tx: Transaction | undefined) => work(tx ?? db);
+    };
+    return answerRequest(request, db, deps.idempotency, bytesOf(request), prepare);
+  };
+
+  app.post(JOBS_PATH, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(request, async () => {
+      let body: unknown;
+      try {
+        body = request.body instanceof RawJson ? parseJsonBytes(request.body.bytes) : request.body;
+      } catch {
+        throw problems.invalidJson();
+      }
+      const checked = checkJobInput(body);
+      if (!checked.ok) throw new JobRefusal(400, checked.errors);
+      return async (q) => json(201, await createJob(q, request.tenantId, checked.value));
+    });
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  app.get(JOBS_PATH, plain, async (request) => {
+    const checked = checkQuery(LIST_QUERY, request.query);
+    if (!checked.ok) throw new HttpProblem(400, checked.errors);
+    const rows = await selectJobs(db, request.tenantId, checked.values.limit as number);
+    return { data: rows.map(presentJob) };
+  });
+
+  app.get(`${JOBS_PATH}/:id`, plain, async (request) => showJob(db, request.tenantId, idOf(request)));
+
+  // A completion's answer is kept for its Idempotency-Key: a retry gets the same 202, not a 409.
+  app.post(`${JOBS_PATH}/:id/complete`, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(request, async () => {
+      return async (q) => json(202, await finishUpload(q, request.tenantId, idOf(request)));
+    });
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  app.post(`${JOBS_PATH}/:id/abort`, keyed, async (request, reply) => {
+    const { answer, replayed } = await answerPost(request, async () => {
+      return async (q) => json(200, await cancelJob(q, request.tenantId, idOf(request)));
+    });
+    return sendAnswer(reply, answer, replayed);
+  });
+
+  app.get(`${JOBS_PATH}/:id/results`, plain, async (request, reply) => {
+    const checked = checkQuery(RESULTS_QUERY, request.query);
+    if (!checked.ok) throw new HttpProblem(400, checked.errors);
+    const id = idOf(request);
+    if (!(await jobState(db, request.tenantId, id))) throw jobNotFound();
+    reply.type('application/x-ndjson; charset=utf-8');
+    return reply.send(Readable.from(resultLines(db, id, checked.values.outcome as string)));
+  });
+
+  // The parts' bytes are the file, whatever their Content-Type: they reach the route as a stream,
+  // stored as they arrive (never held whole), so this route has its own body parsers.
+  app.register(async (parts) => {
+    parts.removeAllContentTypeParsers();
+    parts.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    parts.put(`${JOBS_PATH}/:id/parts/:part`, plain, async (request) => {
+      const given = (request.params as { part: string }).part;
+      const part = /^[1-9]\d{0,4}$/.test(given) ? Number(given) : 0;
+      if (part < 1 || part > MAX_PARTS) {
+        throw new HttpProblem(400, [
+          { field: 'part', message: `Must be a whole number from 1 to ${MAX_PARTS}` },
+        ]);
+      }
+      // No body at all (no Content-Type, or Content-Length 0): an empty part.
+      const body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? Readable.from([]);
+      return receivePart(db, request.tenantId, idOf(request), part, body);
+    });
+  });
+}

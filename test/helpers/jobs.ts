@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { TenantClient } from '../../kit/tenant-client.js';
+
+/*
+ * Bulk jobs as an integrator drives them (extensions.md 12): create, send the parts, complete, wait,
+ * read the job and its results; and the background work's rounds, run by the test instead of a timer.
+ */
+
+export interface JobRequest {
+  resource: string;
+  format: 'csv' | 'ndjson';
+  on_invalid?: 'reject' | 'skip';
+  delimiter?: string;
+}
+
+/** PUT one part's bytes. */
+export function putPart(
+  tenant: TenantClient,
+  id: string,
+  part: number,
+  body: string | Uint8Array,
+  type = 'text/csv',
+) {
+  return tenant.send({
+    method: 'PUT',
+    path: `/v1/jobs/${id}/parts/${part}`,
+    headers: { 'content-type': type },
+    body,
+  });
+}
+
+/** A job created, its parts sent in order and completed; returns its id. */
+export async function submitJob(
+  tenant: TenantClient,
+  request: JobRequest,
+  parts: readonly (string | Uint8Array)[],
+): Promise<string> {
+  const created = await tenant.post('/v1/jobs', request);
+  if (created.status !== 201) throw new Error(`job not created: ${created.text}`);
+  const id = created.body.id as string;
+  const type = request.format === 'csv' ? 'text/csv' : 'application/x-ndjson';
+  for (const [at, part] of parts.entries()) {
+    const sent = await putPart(tenant, id, at + 1, part, type);
+    if (sent.status !== 200) throw new Error(`part ${at + 1} not taken: ${sent.text}`);
+  }
+  const completed = await postEmpty(tenant, `/v1/jobs/${id}/complete`);
+  if (completed.status !== 202) throw new Error(`job not completed: ${completed.text}`);
+  return id;
+}
+
+/** A POST without a body (complete, abort). */
+export function postEmpty(tenant: TenantClient, path: string, headers: Record<string, string> = {}) {
+  return tenant.send({ method: 'POST', path, headers });
+}
+
+/** Runs the jobs' background work until no job is left to take: rounds, each waited for. */
+export async function runJobs(app: FastifyInstance): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    await app.jobs.round();
+    if (app.jobs.running === 0) return;
+    await app.jobs.settled();
+  }
+  throw new Error('jobs still running after 50 rounds');
+}
+
+/** The job's results of one outcome, parsed line by line (and the text, to check its form). */
+export async function resultsOf(tenant: TenantClient, id: string, outcome: string) {
+  const answer = await tenant.get(`/v1/jobs/${id}/results?outcome=${outcome}`);
+  if (answer.status !== 200) throw new Error(`results: ${answer.text}`);
+  const lines = answer.text === '' ? [] : answer.text.trimEnd().split('\n');
+  return lines.map(
+    (line) => JSON.parse(line) as { line: number; key: Record<string, unknown>; errors?: unknown[] },
+  );
+}
+
+/** A CSV text from a header and rows (cells quoted when they need it). */
+export function csv(header: readonly string[], rows: readonly (readonly string[])[], newline = '\n'): string {
+  const cell = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+  return [header, ...rows].map((row) => row.map(cell).join(',')).join(newline) + newline;
+}
