@@ -1,6 +1,5 @@
-import { pipeline, Readable } from 'node:stream';
-import { parse as parseCsv } from 'csv-parse';
 import { parseJsonText } from '../fields/json-text.js';
+import { CsvProblem, type CsvRecord, CsvRecords } from './csv-records.js';
 
 /*
  * A bulk job's file as rows (extensions.md 12), read as a stream: the parts' bytes in, one batch item
@@ -40,8 +39,11 @@ export interface FileShape {
 /** More columns than any field table has by far: a header past it is not a header. */
 export const MAX_COLUMNS = 1_000;
 
-/** The file's rows, in file order. Throws FileProblem when the file cannot be read as rows. */
-export function fileRows(chunks: AsyncIterable<Uint8Array>, shape: FileShape): AsyncGenerator<FileRow> {
+/**
+ * The file's rows, in file order, a run of them per piece of the file (a row at a time would cost an
+ * await each: a second per million rows). Throws FileProblem when the file cannot be read as rows.
+ */
+export function fileRows(chunks: AsyncIterable<Uint8Array>, shape: FileShape): AsyncGenerator<FileRow[]> {
   const text = utf8Text(chunks);
   return shape.format === 'csv' ? csvRows(text, shape) : ndjsonRows(text, shape.maxRowChars);
 }
@@ -93,66 +95,32 @@ function headerOf(record: readonly string[]): string[] {
   return [...record];
 }
 
-/** What csv-parse refused, as the job's message (with the line it names). */
-function csvProblem(error: unknown): unknown {
-  if (error instanceof FileProblem) return error;
-  const { code, lines } = error as { code?: string; lines?: number };
-  const where = lines === undefined ? '' : `Line ${count(lines)}: `;
-  switch (code) {
-    case 'CSV_QUOTE_NOT_CLOSED':
-      return new FileProblem(`A quoted value is never closed (the file ends at line ${count(lines ?? 0)})`);
-    case 'CSV_MAX_RECORD_SIZE':
-      return new FileProblem(`${where}the row is longer than the longest row allowed`);
-    case 'CSV_INVALID_CLOSING_QUOTE':
-    case 'CSV_QUOTE_NOT_ESCAPED':
-      return new FileProblem(`${where}a quote inside a quoted value must be doubled ("")`);
-    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
-      return new FileProblem(`${where}a quoted value is followed by more text before the delimiter`);
-    default:
-      return code ? new FileProblem(`${where}${(error as Error).message}`) : error;
-  }
-}
-
-async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGenerator<FileRow> {
-  const parser = parseCsv({
-    delimiter: shape.delimiter,
-    relax_column_count: true,
-    skip_empty_lines: true,
-    max_record_size: shape.maxRowChars,
-    info: true,
-  });
-  // Errors of either side (not UTF-8, a quote never closed) reach the loop below through the parser.
-  pipeline(Readable.from(text), parser, () => {});
+async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGenerator<FileRow[]> {
+  const parser = new CsvRecords(shape.delimiter, shape.maxRowChars);
   const known = new Set(shape.fieldNames);
   let header: string[] | undefined;
   let isKnown: boolean[] = [];
-  let lastLine = 0;
-  let lastEmpty = 0;
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{
-      record: string[];
-      info: { lines: number; empty_lines: number };
-    }>) {
-      // A record starts after the last one and the empty lines skipped since; info.lines is where it ends.
-      const line = lastLine + 1 + (info.empty_lines - lastEmpty);
-      lastLine = info.lines;
-      lastEmpty = info.empty_lines;
+  const rowsOf = (records: readonly CsvRecord[]): FileRow[] => {
+    const rows: FileRow[] = [];
+    for (const { line, cells } of records) {
+      // An empty line is no row.
+      if (cells.length === 1 && cells[0] === '') continue;
       if (!header) {
-        header = headerOf(record);
+        header = headerOf(cells);
         isKnown = header.map((name) => known.has(name));
         continue;
       }
-      if (record.length !== header.length) {
-        yield {
+      if (cells.length !== header.length) {
+        rows.push({
           line,
           item: undefined,
-          problem: `The row has ${count(record.length)} cells; the header row has ${count(header.length)}`,
-        };
+          problem: `The row has ${count(cells.length)} cells; the header row has ${count(header.length)}`,
+        });
         continue;
       }
       const item: Record<string, unknown> = {};
       for (let at = 0; at < header.length; at++) {
-        const cell = record[at]!;
+        const cell = cells[at]!;
         // An empty cell is an absent value; an unknown column is kept, so the row is invalid by it.
         if (isKnown[at]) {
           if (cell !== '') item[header[at]!] = cell;
@@ -160,15 +128,24 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
           setOwn(item, header[at]!, cell);
         }
       }
-      yield { line, item };
+      rows.push({ line, item });
     }
+    return rows;
+  };
+  try {
+    for await (const piece of text) {
+      const rows = rowsOf(parser.push(piece));
+      if (rows.length > 0) yield rows;
+    }
+    const rows = rowsOf(parser.end());
+    if (rows.length > 0) yield rows;
   } catch (error) {
-    throw csvProblem(error);
+    throw error instanceof CsvProblem ? new FileProblem(error.message) : error;
   }
   if (!header) throw new FileProblem('The file has no header row');
 }
 
-async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): AsyncGenerator<FileRow> {
+async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): AsyncGenerator<FileRow[]> {
   const tooLong = (line: number) =>
     new FileProblem(
       `Line ${count(line)} is longer than the longest row allowed (${count(maxRowChars)} characters)`,
@@ -176,6 +153,7 @@ async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): As
   let pending = '';
   let line = 0;
   for await (const piece of text) {
+    const rows: FileRow[] = [];
     let start = 0;
     for (let end = piece.indexOf('\n'); end >= 0; end = piece.indexOf('\n', start)) {
       const lineText = pending + piece.slice(start, end);
@@ -184,14 +162,15 @@ async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): As
       line++;
       if (lineText.length > maxRowChars) throw tooLong(line);
       const row = ndjsonRow(line, lineText);
-      if (row) yield row;
+      if (row) rows.push(row);
     }
     pending += piece.slice(start);
     if (pending.length > maxRowChars) throw tooLong(line + 1);
+    if (rows.length > 0) yield rows;
   }
   if (pending.length > 0) {
     const row = ndjsonRow(line + 1, pending);
-    if (row) yield row;
+    if (row) yield [row];
   }
 }
 

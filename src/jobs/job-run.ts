@@ -150,19 +150,21 @@ export async function runJob(
 }
 
 /** The file's rows in blocks of BLOCK_ROWS (the last one shorter). */
-async function* blocksOf(rows: AsyncIterable<FileRow>): AsyncGenerator<FileRow[]> {
+async function* blocksOf(runs: AsyncIterable<FileRow[]>): AsyncGenerator<FileRow[]> {
   let block: FileRow[] = [];
-  for await (const row of rows) {
-    block.push(row);
-    if (block.length === BLOCK_ROWS) {
-      yield block;
-      block = [];
+  for await (const run of runs) {
+    for (const row of run) {
+      block.push(row);
+      if (block.length === BLOCK_ROWS) {
+        yield block;
+        block = [];
+      }
     }
   }
   if (block.length > 0) yield block;
 }
 
-function rowsOf(context: JobRunContext, job: ClaimedJob, resource: BatchResource): AsyncGenerator<FileRow> {
+function rowsOf(context: JobRunContext, job: ClaimedJob, resource: BatchResource): AsyncGenerator<FileRow[]> {
   return fileRows(storedFile(context.db, job.id), {
     format: job.format,
     delimiter: job.delimiter,

@@ -338,7 +338,8 @@ export function jobPaths(): Record<string, OpenApiObject> {
                 'application/x-ndjson': {
                   schema: {
                     type: 'string',
-                    description: 'one JobResultLine (components/schemas) per line, each line ending in a newline',
+                    description:
+                      'one JobResultLine (components/schemas) per line, each line ending in a newline',
                   },
                   example:
                     '{"line":17,"key":{"product_code":"P-9","price_list":"L1"},"errors":[{"field":"price","message":"Field is required"}]}\n',
