@@ -87,19 +87,28 @@ export async function receivePart(
   jobId: string,
   part: number,
   body: AsyncIterable<Uint8Array>,
+  /** Content-Length, when the request gave one: a part declared too large is refused before it is read. */
+  declaredBytes?: number,
 ): Promise<{ part: number; bytes: number }> {
   const state = await jobState(db, tenantId, jobId);
   if (!state) throw jobNotFound();
   if (state !== 'open') throw wrongState('parts are taken only while it is open', state);
+  if (declaredBytes !== undefined && declaredBytes > MAX_PART_BYTES) throw new PartTooLarge();
   const uploadId = await newUploadId(db);
   let bytes = 0;
   let seq = 0;
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
-  const store = async () => {
-    await insertChunk(db, uploadId, seq++, jobId, Buffer.concat(pending, pendingBytes));
-    pending = [];
-    pendingBytes = 0;
+  // Stores every whole piece held (all that is held, at the end): a chunk larger than a piece is
+  // stored as several, so no statement carries more than PIECE_BYTES.
+  const store = async (all: boolean) => {
+    let held = Buffer.concat(pending, pendingBytes);
+    while (held.length >= PIECE_BYTES || (all && held.length > 0)) {
+      await insertChunk(db, uploadId, seq++, jobId, held.subarray(0, PIECE_BYTES));
+      held = held.subarray(PIECE_BYTES);
+    }
+    pending = held.length > 0 ? [held] : [];
+    pendingBytes = held.length;
   };
   try {
     for await (const chunk of body) {
@@ -107,9 +116,9 @@ export async function receivePart(
       if (bytes > MAX_PART_BYTES) throw new PartTooLarge();
       pending.push(chunk);
       pendingBytes += chunk.byteLength;
-      if (pendingBytes >= PIECE_BYTES) await store();
+      if (pendingBytes >= PIECE_BYTES) await store(false);
     }
-    if (pendingBytes > 0) await store();
+    await store(true);
     if (!(await storePart(db, tenantId, jobId, part, uploadId, bytes))) {
       const now = await jobState(db, tenantId, jobId);
       throw now ? wrongState('parts are taken only while it is open', now) : jobNotFound();

@@ -107,6 +107,12 @@ export async function newUploadId(q: Queryable): Promise<number> {
   return rows[0]!.id;
 }
 
+/*
+ * A piece's bytes travel as base64 text both ways: PGlite serialises a bytea parameter or result in
+ * JavaScript at 300-400 ms a MiB (base64: under 40), and on PostgreSQL the two cost about the same
+ * (bytea 10 ms in and 22 out a MiB, base64 17 and 14: pg parses a bytea result as hex text).
+ */
+
 export async function insertChunk(
   q: Queryable,
   uploadId: number,
@@ -114,12 +120,10 @@ export async function insertChunk(
   jobId: string,
   data: Uint8Array,
 ): Promise<void> {
-  await q.query('INSERT INTO job_part_chunks (upload_id, seq, job_id, data) VALUES ($1, $2, $3, $4)', [
-    uploadId,
-    seq,
-    jobId,
-    data,
-  ]);
+  await q.query(
+    `INSERT INTO job_part_chunks (upload_id, seq, job_id, data) VALUES ($1, $2, $3, decode($4, 'base64'))`,
+    [uploadId, seq, jobId, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64')],
+  );
 }
 
 /**
@@ -177,11 +181,12 @@ export async function selectChunk(
   uploadId: number,
   seq: number,
 ): Promise<Uint8Array | undefined> {
-  const rows = await q.query<{ data: Uint8Array }>(
-    'SELECT data FROM job_part_chunks WHERE upload_id = $1 AND seq = $2',
+  const rows = await q.query<{ data: string }>(
+    `SELECT encode(data, 'base64') AS data FROM job_part_chunks WHERE upload_id = $1 AND seq = $2`,
     [uploadId, seq],
   );
-  return rows[0]?.data;
+  // The line breaks PostgreSQL puts into base64 text every 76 characters are skipped by the decoder.
+  return rows[0] && Buffer.from(rows[0].data, 'base64');
 }
 
 // ---- complete, abort ----

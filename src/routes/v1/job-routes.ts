@@ -146,7 +146,15 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
       }
       // No body at all (no Content-Type, or Content-Length 0): an empty part.
       const body = (request.body as AsyncIterable<Uint8Array> | undefined) ?? Readable.from([]);
-      return receivePart(db, request.tenantId, idOf(request), part, body);
+      const declared = request.headers['content-length'];
+      return receivePart(
+        db,
+        request.tenantId,
+        idOf(request),
+        part,
+        body,
+        declared === undefined ? undefined : Number(declared),
+      );
     });
   });
 }
