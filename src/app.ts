@@ -78,6 +78,7 @@ export interface AppOptions {
         | 'batchBodiesMaxBytes'
         | 'idempotencyTtlSeconds'
         | 'feedStallWarnSeconds'
+        | 'jobLeaseSeconds'
         | 'webhookAllowedNetworks'
       >
     >;
@@ -165,7 +166,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const jobs = jobWork(
     options.db,
     newInstanceId(),
-    { ...DEFAULT_JOB_SETTINGS, ...options.jobs },
+    {
+      ...DEFAULT_JOB_SETTINGS,
+      ...(options.config.jobLeaseSeconds === undefined
+        ? {}
+        : { leaseSeconds: options.config.jobLeaseSeconds }),
+      ...options.jobs,
+    },
     admission,
     (resource, rows) => metrics.jobRowsWritten(resource, rows),
     app.log,

@@ -56,6 +56,11 @@ export interface Config {
    * public addresses (ERPs inside the operator's own network); plain http:// only to these.
    */
   readonly webhookAllowedNetworks: readonly Network[];
+  /**
+   * JOB_LEASE_SECONDS: how long a running bulk job is held by its instance without renewal (each block
+   * renews it): how soon another instance takes over the job of one that was killed. Default 30.
+   */
+  readonly jobLeaseSeconds: number;
 }
 
 /** FEED_STALL_WARN_SECONDS when unset. */
@@ -159,5 +164,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
     webhookAllowedNetworks: allowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS),
+    jobLeaseSeconds: integer(env, 'JOB_LEASE_SECONDS', 30, 5, 3600),
   });
 }

@@ -31,6 +31,7 @@ test('values from the environment', () => {
     DB_STATEMENT_TIMEOUT_MS: '15000',
     IDEMPOTENCY_TTL_SECONDS: String(30 * 86400),
     FEED_STALL_WARN_SECONDS: '15',
+    JOB_LEASE_SECONDS: '10',
   });
   assert.equal(config.databaseUrl, 'postgresql://app@db:5432/sfa');
   assert.equal(config.dataDir, '/var/lib/sfa');
@@ -40,6 +41,8 @@ test('values from the environment', () => {
   assert.equal(config.idempotencyTtlSeconds, 30 * 86400);
   assert.equal(config.feedStallWarnSeconds, 15);
   assert.equal(loadConfig({}).feedStallWarnSeconds, 60);
+  assert.equal(config.jobLeaseSeconds, 10);
+  assert.equal(loadConfig({}).jobLeaseSeconds, 30);
 });
 
 test('a bad value stops the start with a message naming the setting and the value', () => {
@@ -47,6 +50,7 @@ test('a bad value stops the start with a message naming the setting and the valu
     [{ PORT: 'eighty' }, /^PORT must be a whole number from 0 to 65535, got "eighty"$/],
     [{ PORT: '70000' }, /^PORT must be a whole number from 0 to 65535, got "70000"$/],
     [{ DB_POOL_SIZE: '0' }, /^DB_POOL_SIZE must be a whole number from 1 to 200/],
+    [{ JOB_LEASE_SECONDS: '4' }, /^JOB_LEASE_SECONDS must be a whole number from 5 to 3600/],
     [{ BATCH_BODIES_MAX_MB: '8' }, /^BATCH_BODIES_MAX_MB must be a whole number from 64 to 65536/],
     [
       { DB_STATEMENT_TIMEOUT_MS: '50' },
