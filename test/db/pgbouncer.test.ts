@@ -9,6 +9,7 @@ import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch
 import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import { csv, feedKeys, until } from '../helpers/jobs.js';
 
 /*
  * PgBouncer in transaction pooling mode, as many deployments share one PostgreSQL: the commands and
@@ -20,6 +21,8 @@ const serverUrl = process.env.TEST_DATABASE_URL;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const STATEMENT_TIMEOUT_MS = 1_000;
+/** Rows of the bulk job: a dozen blocks, so that a kill lands while it writes. */
+const JOB_ROWS = 120_000;
 
 function command(args: string[], env: Record<string, string>): ChildProcess {
   const environment: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
@@ -206,6 +209,65 @@ describe('behind PgBouncer in transaction mode', {
       feed.body.data.map((record: { code: string }) => record.code),
       "in the feed's order, each once after the repeat",
     );
+  });
+
+  test('two instances share bulk jobs; the one writing is SIGKILLed, the other resumes the job exactly', async () => {
+    const env = { DATABASE_URL: url, JOB_LEASE_SECONDS: '5' };
+    await run(['migrate'], env);
+    const tenant = JSON.parse(await run(['tenant', 'create', '--name', 'pooled-jobs', '--json'], env));
+    const instances = [await serveProcess(env), await serveProcess(env)];
+    const client = await tenantClient(httpTransport(instances[0]!.base), tenant);
+    const products = [
+      { code: 'J1', description: 'one' },
+      { code: 'J2', description: 'two' },
+    ];
+    assert.equal((await client.post('/api/products/batch-create', products)).status, 201);
+    const rows: string[][] = [];
+    for (let n = 0; n < JOB_ROWS; n++) rows.push([n % 2 ? 'J1' : 'J2', `L${n}`, `${n % 991}.5`]);
+    const created = await client.post('/v1/jobs', { resource: 'prices', format: 'csv' });
+    const id = created.body.id as string;
+    const put = await client.send({
+      method: 'PUT',
+      path: `/v1/jobs/${id}/parts/1`,
+      headers: { 'content-type': 'text/csv' },
+      body: csv(['product_code', 'price_list', 'price'], rows),
+    });
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await client.send({ method: 'POST', path: `/v1/jobs/${id}/complete` })).status, 202);
+    const job = () => client.get(`/v1/jobs/${id}`).then((answer) => answer.body);
+    await until(job, (body) => body.rows.created > 0, 'a block is written');
+
+    const direct = openPostgres({ connectionString: scratch.url, poolSize: 1 });
+    after(() => direct.close());
+    const [row] = await direct.query<{ holder: string }>('SELECT holder FROM jobs WHERE id = $1', [id]);
+    const pid = Number(row!.holder.split(':')[1]);
+    const writer = instances.find((instance) => instance.child.pid === pid);
+    assert.ok(writer, `the holder ${row!.holder} is one of the two`);
+    writer.child.kill('SIGKILL');
+    const [left] = await direct.query<{ state: string; created: number }>(
+      'SELECT state, rows_created::int AS created FROM jobs WHERE id = $1',
+      [id],
+    );
+    assert.equal(left!.state, 'writing');
+    assert.ok(left!.created < JOB_ROWS, `killed before the end (${left!.created} written)`);
+
+    const survivor = client.over(httpTransport(instances.find((instance) => instance !== writer)!.base));
+    const done = await until(
+      () => survivor.get(`/v1/jobs/${id}`).then((answer) => answer.body),
+      (body) => body.state !== 'writing',
+      'the other instance finishes the job',
+    );
+    assert.equal(done.state, 'succeeded', done.error);
+    assert.deepEqual(done.rows, {
+      received: JOB_ROWS,
+      invalid: 0,
+      created: JOB_ROWS,
+      updated: 0,
+      ignored: 0,
+    });
+    const keys = await feedKeys(survivor, 'prices', ['product_code', 'price_list']);
+    assert.equal(keys.length, JOB_ROWS, 'each row once in the change feed');
+    assert.equal(new Set(keys).size, JOB_ROWS);
   });
 
   test('statement timeouts hold per transaction and never leak into the pooled server session', async () => {

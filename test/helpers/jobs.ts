@@ -78,3 +78,36 @@ export function csv(header: readonly string[], rows: readonly (readonly string[]
   const cell = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
   return [header, ...rows].map((row) => row.map(cell).join(',')).join(newline) + newline;
 }
+
+/** The key of every change of the resource in the tenant's feed, walked page by page (API only). */
+export async function feedKeys(
+  tenant: TenantClient,
+  resource: string,
+  key: readonly string[],
+): Promise<string[]> {
+  const keys: string[] = [];
+  let path = `/v1/changes?resource=${resource}&limit=1000`;
+  for (;;) {
+    const page = await tenant.get(path);
+    if (page.status !== 200) throw new Error(`feed: ${page.text}`);
+    for (const row of page.body.data) keys.push(key.map((name) => row[name]).join('/'));
+    if (page.body.data.length < 1000) return keys;
+    path = `/v1/changes?resource=${resource}&limit=1000&after=${page.body.next}`;
+  }
+}
+
+/** Checks `read()` every few ms until `done` holds (at most `ms`); its last value. */
+export async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what: string,
+  ms = 120_000,
+) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what} (${JSON.stringify(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

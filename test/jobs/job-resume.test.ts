@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { TenantClient } from '../../kit/tenant-client.js';
 import type { Database } from '../../src/db/database.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, resultsOf, runJobs, submitJob } from '../helpers/jobs.js';
+import { csv, feedKeys, resultsOf, runJobs, submitJob, until } from '../helpers/jobs.js';
 
 /*
  * A job outlives the instance that runs it (extensions.md 12): let go mid-writing, it resumes after the
@@ -26,27 +25,6 @@ function priceFile(): string {
     else rows.push([n % 2 ? 'P1' : 'P2', `L${n}`, `${n % 1000}.25`]);
   }
   return csv(HEADER, rows);
-}
-
-/** Every change of the resource the tenant's feed gives, walked page by page. */
-async function feedKeys(tenant: TenantClient, resource: string): Promise<string[]> {
-  const keys: string[] = [];
-  let path = `/v1/changes?resource=${resource}&limit=1000`;
-  for (;;) {
-    const page = await tenant.get(path);
-    assert.equal(page.status, 200, page.text);
-    for (const row of page.body.data) keys.push(`${row.product_code}/${row.price_list}`);
-    if (page.body.data.length < 1000) return keys;
-    path = `/v1/changes?resource=${resource}&limit=1000&after=${page.body.next}`;
-  }
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await new Promise((done) => setTimeout(done, 5));
-  }
 }
 
 for (const backend of backends()) {
@@ -81,7 +59,8 @@ for (const backend of backends()) {
       const id = await submitJob(first, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [file]);
       await first.transport.app.jobs.round();
       await until(
-        async () => (await first.get(`/v1/jobs/${id}`)).body.rows.created > 0,
+        async () => (await first.get(`/v1/jobs/${id}`)).body.rows.created,
+        (created) => created > 0,
         'a block is written',
       );
       // The instance closes: its run stops after the block under way and lets the job go.
@@ -114,7 +93,7 @@ for (const backend of backends()) {
         assert.equal(new Set(lines.map((row) => row.line)).size, lines.length, `${outcome}: every line once`);
       }
       assert.equal((await resultsOf(second, id, 'created')).length, expected.rows.created);
-      const keys = await feedKeys(second, 'prices');
+      const keys = await feedKeys(second, 'prices', ['product_code', 'price_list']);
       assert.equal(keys.length, ROWS - 6);
       assert.equal(new Set(keys).size, keys.length, 'every row once in the change feed');
       await second.transport.app.close();

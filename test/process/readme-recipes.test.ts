@@ -206,3 +206,24 @@ test("the README's webhook receiver gets every customer, signed, each once, then
   await until(() => received().some((record) => record.code === 'HOOK-NEW'), 'the new customer arrives');
   assert.equal(received().length, total + 1);
 });
+
+test("the README's bulk job recipe runs as written: two parts, completed, waited for, its failed rows", async () => {
+  const { cwd, prelude } = await servedShell();
+  const output = (await bash(`${prelude}\n${readmeBlock('Loading a file: bulk jobs')}`, cwd))
+    .trim()
+    .split('\n');
+  // The two PUTs answer their parts; then the job's end and its one failed row.
+  assert.deepEqual(JSON.parse(output[0]!), { part: 1, bytes: 60 });
+  assert.equal(JSON.parse(output[1]!).part, 2);
+  assert.deepEqual(JSON.parse(output[2]!), {
+    state: 'succeeded',
+    error: null,
+    rows: { received: 4, invalid: 1, created: 3, updated: 0, ignored: 0 },
+  });
+  assert.deepEqual(JSON.parse(output[3]!), {
+    line: 4,
+    key: { code: 'BULK-3' },
+    errors: [{ field: 'description', message: 'Field is required' }],
+  });
+  assert.equal(output.length, 4);
+});
