@@ -318,6 +318,54 @@ for (const backend of backends()) {
       assert.equal((await tenant.get(`/v1/jobs/${id}/results?outcome=all`)).status, 400);
     });
 
+    test('Idempotency-Key: a create and a completion sent again get their first answers', async () => {
+      const key = { 'idempotency-key': `job-${Date.now()}-${Math.random()}` };
+      const first = await tenant.post('/v1/jobs', { resource: 'prices', format: 'csv' }, key);
+      const again = await tenant.post('/v1/jobs', { resource: 'prices', format: 'csv' }, key);
+      assert.equal(again.status, 201);
+      assert.equal(again.text, first.text);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      const id = first.body.id;
+      assert.equal((await putPart(tenant, id, 1, 'product_code,price_list,price\nP1,K1,1\n')).status, 200);
+      const completeKey = { 'idempotency-key': `complete-${id}` };
+      const completed = await postEmpty(tenant, `/v1/jobs/${id}/complete`, completeKey);
+      assert.equal(completed.status, 202);
+      const repeated = await postEmpty(tenant, `/v1/jobs/${id}/complete`, completeKey);
+      assert.equal(repeated.status, 202, 'a retry of a completion is not a 409');
+      assert.equal(repeated.text, completed.text);
+      assert.equal((await postEmpty(tenant, `/v1/jobs/${id}/complete`)).status, 409);
+      const listed = (await tenant.get('/v1/jobs?limit=100')).body.data.filter(
+        (job: { id: string }) => job.id === id,
+      );
+      assert.equal(listed.length, 1, 'one job for the key');
+      await runJobs(app());
+    });
+
+    test('metrics: jobs by state, rows written, bytes stored; a job finished 7 days ago is removed', async () => {
+      const { metricValue } = await import('../helpers/metrics.js');
+      const written = await metricValue(app(), 'sfa_job_rows_written_total');
+      const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
+        csv(PRICE_HEADER, [
+          ['P1', 'M1', '1'],
+          ['P2', 'M1', '2'],
+        ]),
+      ]);
+      assert.ok((await metricValue(app(), 'sfa_job_stored_bytes')) > 0, 'the queued job holds its bytes');
+      await runJobs(app());
+      assert.equal((await metricValue(app(), 'sfa_job_rows_written_total')) - written, 2);
+      const states = app().metrics.registry.getSingleMetric('sfa_jobs')!;
+      const succeeded = (await states.get()).values.find((value) => value.labels.state === 'succeeded');
+      assert.ok(succeeded && succeeded.value >= 1);
+
+      await db.query(`UPDATE jobs SET finished_at = now() - interval '7 days 1 minute' WHERE id = $1`, [id]);
+      // A new instance's first round removes what has expired.
+      const other = await ownedTenantApp(db);
+      await other.transport.app.jobs.round();
+      await other.transport.app.close();
+      assert.equal((await tenant.get(`/v1/jobs/${id}`)).status, 404);
+      assert.equal((await db.query('SELECT 1 FROM job_results WHERE job_id = $1', [id])).length, 0);
+    });
+
     test("another tenant's job is not found", async () => {
       const id = (await tenant.post('/v1/jobs', { resource: 'prices', format: 'csv' })).body.id;
       const other = await ownedTenantApp(db, {}, { app: app() });
