@@ -275,7 +275,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       userAgent: webhooks.userAgent,
     },
   });
-  registerJobRoutes(app, { db: options.db, authenticate, idempotency });
+  registerJobRoutes(app, {
+    db: options.db,
+    authenticate,
+    idempotency,
+    jobQueued: () => background.nudge('jobs'),
+  });
   registerDocs(app);
   return app;
 }

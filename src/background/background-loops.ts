@@ -39,6 +39,16 @@ export class BackgroundLoops {
     return round;
   }
 
+  /**
+   * A round of the named work now when the loops run (serve started them), as when a request made
+   * work for it (a job completed): it need not wait for the timer. Does nothing before start() or
+   * after stop(), so tests that drive rounds themselves keep driving them.
+   */
+  nudge(name: string): void {
+    if (this.#stopped || this.#timers.length === 0) return;
+    void this.#tick(name);
+  }
+
   start(): void {
     if (this.#stopped || this.#timers.length > 0) return;
     for (const work of this.#works.values()) {

@@ -23,6 +23,8 @@ export class CsvProblem extends Error {
 export interface CsvRecord {
   line: number;
   cells: string[];
+  /** Characters of the record's text, its line break included. */
+  chars: number;
 }
 
 const QUOTE = 0x22;
@@ -153,7 +155,7 @@ export class CsvRecords {
       }
       if (at - start > this.#maxChars) throw this.#tooLong(startLine);
       this.#line = startLine + breaks + 1;
-      records.push({ line: startLine, cells });
+      records.push({ line: startLine, cells, chars: at - start });
     }
     return records;
   }

@@ -24,6 +24,8 @@ export interface FileRow {
   item: unknown;
   /** What makes the row invalid before any field is looked at (a CSV row with another number of cells). */
   problem?: string | undefined;
+  /** Characters of the row's text: what the row costs in memory, roughly (blocks are bounded by it too). */
+  chars: number;
 }
 
 export interface FileShape {
@@ -102,7 +104,7 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
   let isKnown: boolean[] = [];
   const rowsOf = (records: readonly CsvRecord[]): FileRow[] => {
     const rows: FileRow[] = [];
-    for (const { line, cells } of records) {
+    for (const { line, cells, chars } of records) {
       // An empty line is no row.
       if (cells.length === 1 && cells[0] === '') continue;
       if (!header) {
@@ -115,6 +117,7 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
           line,
           item: undefined,
           problem: `The row has ${count(cells.length)} cells; the header row has ${count(header.length)}`,
+          chars,
         });
         continue;
       }
@@ -128,7 +131,7 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
           setOwn(item, header[at]!, cell);
         }
       }
-      rows.push({ line, item });
+      rows.push({ line, item, chars });
     }
     return rows;
   };
@@ -179,8 +182,8 @@ function ndjsonRow(line: number, text: string): FileRow | undefined {
   const json = text.endsWith('\r') ? text.slice(0, -1) : text;
   if (json.trim() === '') return undefined;
   try {
-    return { line, item: parseJsonText(json) };
+    return { line, item: parseJsonText(json), chars: text.length };
   } catch {
-    return { line, item: undefined, problem: 'The line is not valid JSON' };
+    return { line, item: undefined, problem: 'The line is not valid JSON', chars: text.length };
   }
 }

@@ -36,6 +36,12 @@ import { storedBytes, storedFile } from './stored-file.js';
 
 /** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
 export const BLOCK_ROWS = 10_000;
+/**
+ * Characters of file text per block, at most: a block of wide rows (customers of 1 KiB) ends before
+ * 10,000 rows, so that what a block holds at once (its rows, their values, the statement's
+ * parameters: 8-10 times its text) stays a few tens of MB.
+ */
+export const BLOCK_CHARS = 4 * 1024 * 1024;
 
 /**
  * Items validated between two turns of the event loop: short enough for other requests, and far below
@@ -152,12 +158,15 @@ export async function runJob(
 /** The file's rows in blocks of BLOCK_ROWS (the last one shorter). */
 async function* blocksOf(runs: AsyncIterable<FileRow[]>): AsyncGenerator<FileRow[]> {
   let block: FileRow[] = [];
+  let chars = 0;
   for await (const run of runs) {
     for (const row of run) {
       block.push(row);
-      if (block.length === BLOCK_ROWS) {
+      chars += row.chars;
+      if (block.length === BLOCK_ROWS || chars >= BLOCK_CHARS) {
         yield block;
         block = [];
+        chars = 0;
       }
     }
   }

@@ -155,6 +155,29 @@ describe('background loops', () => {
     assert.throws(() => loops.runRound('missing'), /no background work named missing/);
   });
 
+  test('a nudge runs a round at once only while the loops run', async () => {
+    let rounds = 0;
+    const ran = deferred();
+    const work: BackgroundWork = {
+      name: 'nudged',
+      everyMs: 3_600_000,
+      async round() {
+        rounds++;
+        ran.resolve();
+      },
+    };
+    const loops = new BackgroundLoops([work], quietLog().log);
+    loops.nudge('nudged');
+    assert.equal(rounds, 0, 'not before start: tests drive rounds themselves');
+    loops.start();
+    loops.nudge('nudged');
+    await ran.promise;
+    assert.equal(rounds, 1, 'the timer (an hour) did not run it: the nudge did');
+    await loops.stop();
+    loops.nudge('nudged');
+    assert.equal(rounds, 1, 'none after stop');
+  });
+
   test('the timer runs rounds; a failing work is logged once until it succeeds again; none after stop', async () => {
     const { warnings, log } = quietLog();
     let fail = true;

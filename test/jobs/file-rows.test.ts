@@ -22,7 +22,15 @@ async function* pieces(...chunks: (string | Uint8Array)[]): AsyncGenerator<Uint8
   for (const chunk of chunks) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
 }
 
-async function rowsOf(shape: FileShape, ...chunks: (string | Uint8Array)[]): Promise<FileRow[]> {
+/** The rows, without their sizes (one test looks at those). */
+async function rowsOf(
+  shape: FileShape,
+  ...chunks: (string | Uint8Array)[]
+): Promise<Omit<FileRow, 'chars'>[]> {
+  return (await sizedRowsOf(shape, ...chunks)).map(({ chars: _chars, ...row }) => row);
+}
+
+async function sizedRowsOf(shape: FileShape, ...chunks: (string | Uint8Array)[]): Promise<FileRow[]> {
   const rows: FileRow[] = [];
   for await (const run of fileRows(pieces(...chunks), shape)) rows.push(...run);
   return rows;
@@ -60,6 +68,19 @@ describe('CSV rows', () => {
       { line: 5, item: { code: 'B', name: 'say "hi"' } },
       { line: 6, item: { code: 'C', price: '2.5' } },
     ]);
+  });
+
+  test("each row's size is its text's, its line break included", async () => {
+    const rows = await sizedRowsOf(csvShape, 'code,name\r\nA,"b\nc"\r\nD,e');
+    assert.deepEqual(
+      rows.map((row) => row.chars),
+      ['A,"b\nc"\r\n'.length, 'D,e'.length],
+    );
+    const lines = await sizedRowsOf(ndjsonShape, '{"code":"A"}\n{"code":"BB"}\r\n');
+    assert.deepEqual(
+      lines.map((row) => row.chars),
+      [12, 14],
+    );
   });
 
   test('the same rows however the bytes are cut, inside a UTF-8 character too', async () => {

@@ -38,6 +38,8 @@ export interface JobRouteDeps {
   db: Database;
   authenticate: onRequestHookHandler;
   idempotency: IdempotencySettings;
+  /** A job was completed: the background work may take it now rather than at its next round. */
+  jobQueued(): void;
 }
 
 const json = (status: number, body: unknown): Answer => ({ status, body: JSON.stringify(body) });
@@ -112,6 +114,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
     const { answer, replayed } = await answerPost(request, async () => {
       return async (q) => json(202, await finishUpload(q, request.tenantId, idOf(request)));
     });
+    if (answer.status === 202 && !replayed) reply.raw.once('finish', deps.jobQueued);
     return sendAnswer(reply, answer, replayed);
   });
 
