@@ -76,23 +76,36 @@ async function pricesFile(path: string): Promise<void> {
 }
 
 /**
- * ROWS customers of the seeded data set, the address padded so that the file is PARTS * PART_BYTES
- * long (within a few bytes): about 1 KiB a row.
+ * ROWS customers of the seeded data set, padded (address, then observations) so that the file is
+ * PARTS * PART_BYTES long, within a few bytes a row: about 1 KiB a row.
  */
 async function customersFile(path: string): Promise<void> {
   const names = customers.fieldNames;
   const sample = generateCustomers({ seed: 25, from: 0, count: 1_000 });
   const plain =
     sample.reduce((sum, item) => sum + names.map((name) => cell(item[name])).join(',').length + 1, 0) / 1_000;
-  const pad = Math.max(0, Math.min(250, Math.floor((PARTS * PART_BYTES - 64) / ROWS - plain)));
+  let pad = Math.max(0, Math.floor((PARTS * PART_BYTES - 64) / ROWS - plain));
+  const padded = (value: unknown, max: number) => {
+    const text = String(value ?? '');
+    const room = Math.min(pad, Math.max(0, max - text.length - 1));
+    return room > 0 ? `${text} ${'x'.repeat(room - 1)}` : text;
+  };
+  const extra = (item: Record<string, unknown>): Record<string, unknown> => {
+    const before = pad;
+    const address = padded(item.address, 300);
+    pad -= address.length - String(item.address ?? '').length;
+    const observations = padded(item.observations, 500);
+    pad = before;
+    return { ...item, address, observations };
+  };
   await writeLines(path, async (write) => {
     await write(`${names.join(',')}\n`);
     for (let from = 0; from < ROWS; from += 10_000) {
       const items = generateCustomers({ seed: 25, from, count: Math.min(10_000, ROWS - from) });
       let text = '';
       for (const item of items) {
-        item.address = `${String(item.address)} ${'x'.repeat(pad)}`.slice(0, 300);
-        text += `${names.map((name) => cell(item[name])).join(',')}\n`;
+        const wide = extra(item);
+        text += `${names.map((name) => cell(wide[name])).join(',')}\n`;
       }
       await write(text);
     }

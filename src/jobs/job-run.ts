@@ -75,16 +75,15 @@ interface CheckedRows {
   values: (FieldValue[] | undefined)[];
 }
 
-/** The rows checked by the batch rules of the resource, its reference included (one query a block). */
-async function checkRows(
-  db: Database,
-  tenantId: number,
-  resource: BatchResource,
-  rows: readonly FileRow[],
-  references: boolean,
-): Promise<CheckedRows> {
-  const errors: CheckedRows['errors'] = new Array(rows.length);
-  const values: CheckedRows['values'] = new Array(rows.length);
+/** A block's rows through the field rules: each row's values so far and the problems found. */
+interface ValidatedRows {
+  size: number;
+  partial: (FieldValue[] | undefined)[];
+  itemErrors: ItemError[];
+}
+
+/** The rows checked by the field rules of the resource (JavaScript only: no query). */
+async function validateRows(resource: BatchResource, rows: readonly FileRow[]): Promise<ValidatedRows> {
   const partial: (FieldValue[] | undefined)[] = new Array(rows.length);
   const itemErrors: ItemError[] = [];
   for (let start = 0; start < rows.length; start += CHECK_SLICE) {
@@ -109,14 +108,33 @@ async function checkRows(
     }
     await nextTurn();
   }
-  if (references && resource.reference) {
-    const batch = { rows: partial, errors: itemErrors };
-    const missing = await unknownReferences(db, tenantId, resource, batch);
-    markUnknownReferences(resource, batch, missing);
-  }
-  for (const error of itemErrors) errors[error.index] = error.errors;
-  for (let at = 0; at < rows.length; at++) if (!errors[at]) values[at] = partial[at];
+  return { size: rows.length, partial, itemErrors };
+}
+
+/** The reference rule of the resource over the validated rows (one query a block), as a batch has it. */
+async function markReferences(
+  db: Database,
+  tenantId: number,
+  resource: BatchResource,
+  validated: ValidatedRows,
+): Promise<void> {
+  if (!resource.reference) return;
+  const batch = { rows: validated.partial, errors: validated.itemErrors };
+  const missing = await unknownReferences(db, tenantId, resource, batch);
+  markUnknownReferences(resource, batch, missing);
+}
+
+function verdictsOf(validated: ValidatedRows): CheckedRows {
+  const errors: CheckedRows['errors'] = new Array(validated.size);
+  const values: CheckedRows['values'] = new Array(validated.size);
+  for (const error of validated.itemErrors) errors[error.index] = error.errors;
+  for (let at = 0; at < validated.size; at++) if (!errors[at]) values[at] = validated.partial[at];
   return { errors, values };
+}
+
+/** The rows checked by the field rules only (rows the check found valid, read again). */
+async function checkRows(resource: BatchResource, rows: readonly FileRow[]): Promise<CheckedRows> {
+  return verdictsOf(await validateRows(resource, rows));
 }
 
 /** A row's key as sent, for its result line. */
@@ -202,29 +220,44 @@ async function checkFile(
   const repeated = resource.onExisting === 'update' ? new RepeatedKeys(fileBytes) : undefined;
   let received = 0;
   let invalid = 0;
+  // Blocks go through the field rules here while the block before waits on the database (its
+  // reference query and its record), each block's record after the one before, in order.
+  let inFlight: Promise<void> | undefined;
+  const settle = async (block: FileRow[], validated: ValidatedRows) => {
+    await markReferences(db, job.tenant_id, resource, validated);
+    const checked = verdictsOf(validated);
+    const lines: number[] = [];
+    let body = '';
+    for (let at = 0; at < block.length; at++) {
+      const row = block[at]!;
+      const errors = checked.errors[at];
+      if (errors) {
+        lines.push(row.line);
+        body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
+      } else if (repeated) {
+        repeated.add(keyOf(resource.keyPositions, checked.values[at]!), row.line);
+      }
+    }
+    received += block.length;
+    invalid += lines.length;
+    const failed: FailedBlock | undefined =
+      lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
+    if (!(await recordValidation(db, job.id, holder, leaseSeconds, { received, invalid }, failed))) {
+      throw new JobLetGo('lost');
+    }
+  };
   try {
-    for await (const block of blocksOf(rowsOf(context, job, resource))) {
-      checkStopping(context);
-      const checked = await checkRows(db, job.tenant_id, resource, block, true);
-      const lines: number[] = [];
-      let body = '';
-      for (let at = 0; at < block.length; at++) {
-        const row = block[at]!;
-        const errors = checked.errors[at];
-        if (errors) {
-          lines.push(row.line);
-          body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
-        } else if (repeated) {
-          repeated.add(keyOf(resource.keyPositions, checked.values[at]!), row.line);
-        }
+    try {
+      for await (const block of blocksOf(rowsOf(context, job, resource))) {
+        checkStopping(context);
+        const validated = await validateRows(resource, block);
+        if (inFlight) await inFlight;
+        inFlight = settle(block, validated);
+        inFlight.catch(() => {});
       }
-      received += block.length;
-      invalid += lines.length;
-      const failed: FailedBlock | undefined =
-        lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
-      if (!(await recordValidation(db, job.id, holder, leaseSeconds, { received, invalid }, failed))) {
-        throw new JobLetGo('lost');
-      }
+      if (inFlight) await inFlight;
+    } finally {
+      if (inFlight) await inFlight.catch(() => {});
     }
   } catch (error) {
     if (error instanceof FileProblem) return { failed: error.message };
@@ -253,7 +286,7 @@ async function findRepeats(
   for await (const block of blocksOf(rowsOf(context, job, resource))) {
     checkStopping(context);
     await failed.loadThrough(block.at(-1)!.line);
-    const checked = await checkRows(context.db, job.tenant_id, resource, block, false);
+    const checked = await checkRows(resource, block);
     for (let at = 0; at < block.length; at++) {
       const values = checked.values[at];
       if (values && !failed.has(block[at]!.line))
@@ -281,34 +314,46 @@ async function writeFile(
 ): Promise<void> {
   const failed = new FailedLines(context.db, job.id);
   let fromLine = job.written_line;
-  for await (const all of blocksOf(rowsOf(context, job, resource))) {
-    checkStopping(context);
-    const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
-    if (block.length === 0) continue;
-    await failed.loadThrough(block.at(-1)!.line);
-    const kept = block.filter((row) => !failed.has(row.line));
-    const checked = await checkRows(context.db, job.tenant_id, resource, kept, false);
-    const outcomes: Outcome[] = [];
-    const items: Record<string, unknown>[] = [];
-    const values: FieldValue[][] = [];
-    const lines: number[] = [];
-    for (let at = 0; at < kept.length; at++) {
-      const row = kept[at]!;
-      const rowValues = checked.values[at];
-      // Valid when checked before; a row that is not now is a bug, never a silent skip.
-      if (!rowValues) throw new Error(`line ${row.line} was valid when checked and is not now`);
-      const key = keyText(resource, row.item);
-      if (repeated?.replacedLater(keyOf(resource.keyPositions, rowValues), row.line)) {
-        outcomes.push({ line: row.line, outcome: 'ignored', key });
-        continue;
+  // The block being written: the next one is read and checked meanwhile (the database works on one
+  // while JavaScript works on the other), and written only once this one has committed, in order.
+  let inFlight: Promise<void> | undefined;
+  try {
+    for await (const all of blocksOf(rowsOf(context, job, resource))) {
+      checkStopping(context);
+      const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
+      if (block.length === 0) continue;
+      await failed.loadThrough(block.at(-1)!.line);
+      const kept = block.filter((row) => !failed.has(row.line));
+      const checked = await checkRows(resource, kept);
+      const outcomes: Outcome[] = [];
+      const items: Record<string, unknown>[] = [];
+      const values: FieldValue[][] = [];
+      const lines: number[] = [];
+      for (let at = 0; at < kept.length; at++) {
+        const row = kept[at]!;
+        const rowValues = checked.values[at];
+        // Valid when checked before; a row that is not now is a bug, never a silent skip.
+        if (!rowValues) throw new Error(`line ${row.line} was valid when checked and is not now`);
+        const key = keyText(resource, row.item);
+        if (repeated?.replacedLater(keyOf(resource.keyPositions, rowValues), row.line)) {
+          outcomes.push({ line: row.line, outcome: 'ignored', key });
+          continue;
+        }
+        items.push(row.item as Record<string, unknown>);
+        values.push(rowValues);
+        lines.push(row.line);
       }
-      items.push(row.item as Record<string, unknown>);
-      values.push(rowValues);
-      lines.push(row.line);
+      const toLine = block.at(-1)!.line;
+      if (inFlight) await inFlight;
+      inFlight = writeBlock(context, job, resource, { items, values, lines }, outcomes, fromLine, toLine);
+      // Seen at the await above or below; never an unhandled rejection meanwhile.
+      inFlight.catch(() => {});
+      fromLine = toLine;
     }
-    const toLine = block.at(-1)!.line;
-    await writeBlock(context, job, resource, { items, values, lines }, outcomes, fromLine, toLine);
-    fromLine = toLine;
+    if (inFlight) await inFlight;
+  } finally {
+    // Stopped by an error while a block was being written: the run ends only once that block has.
+    if (inFlight) await inFlight.catch(() => {});
   }
 }
 

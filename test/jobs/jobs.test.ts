@@ -253,6 +253,27 @@ for (const backend of backends()) {
       );
     });
 
+    test('NDJSON deliveries: each with its items, written by the batch statement with its children', async () => {
+      const deliveries = batchResources.find((resource) => resource.name === 'deliveries')!;
+      const first = validItem(deliveries, 1);
+      const second = validItem(deliveries, 2);
+      const id = await submitJob(tenant, { resource: 'deliveries', format: 'ndjson' }, [
+        `${JSON.stringify(first)}\n${JSON.stringify(second)}\n${JSON.stringify(first)}\n`,
+      ]);
+      await runJobs(app());
+      const job = (await tenant.get(`/v1/jobs/${id}`)).body;
+      assert.equal(job.state, 'succeeded', job.error);
+      // Insert-if-absent: the first occurrence of a code wins, the repeat is ignored.
+      assert.deepEqual(job.rows, { received: 3, invalid: 0, created: 2, updated: 0, ignored: 1 });
+      assert.deepEqual(await resultsOf(tenant, id, 'ignored'), [{ line: 3, key: { code: first.code } }]);
+      const items = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM delivery_items WHERE tenant_id = $1 AND delivery_code = ANY($2::text[])',
+        [tenant.tenant.tenantId, [first.code, second.code]],
+      );
+      const sent = (first.items as unknown[]).length + (second.items as unknown[]).length;
+      assert.equal(items[0]!.n, sent);
+    });
+
     test('the job refuses what its state does not allow, and what is not a job', async () => {
       const bad = await tenant.post('/v1/jobs', {
         resource: 'nope',
