@@ -2,7 +2,14 @@ import type { BackgroundWork } from '../background/background-work.js';
 import type { BatchAdmission } from '../batch/batch-admission.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
-import { type ClaimedJob, claimJob, finishJob, releaseJob, removeExpiredJobs } from '../sql/jobs.js';
+import {
+  type ClaimedJob,
+  claimJob,
+  finishJob,
+  releaseJob,
+  removeExpiredJobs,
+  renewJob,
+} from '../sql/jobs.js';
 import { JobLetGo, runJob } from './job-run.js';
 
 /*
@@ -69,10 +76,26 @@ export function jobWork(
   };
 
   async function run(job: ClaimedJob): Promise<void> {
+    // The lease is renewed on a clock of its own, not only by the run's statements: reading the file
+    // up to where a resumed job stopped, or waiting for a place of the batch admission, can take
+    // longer than the lease, and another instance would take the job over meanwhile.
+    let lost = false;
+    const heartbeat = setInterval(
+      () => {
+        renewJob(db, job.id, holder, settings.leaseSeconds)
+          .then((held) => {
+            if (!held) lost = true;
+          })
+          .catch(() => {});
+      },
+      (settings.leaseSeconds * 1000) / 3,
+    );
+    heartbeat.unref();
+    const runContext = { ...context, stopping: () => stopping || lost };
     try {
       const resource = batchResources.find((candidate) => candidate.name === job.resource);
       if (!resource) throw new Error(`no batch resource named ${job.resource}`);
-      await runJob(context, job, resource);
+      await runJob(runContext, job, resource);
       failedRuns.delete(job.id);
     } catch (error) {
       if (error instanceof JobLetGo) {
@@ -99,6 +122,8 @@ export function jobWork(
       } catch {
         // The database is away: the lease expires and the job is taken up again then.
       }
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 

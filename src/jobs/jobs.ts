@@ -1,5 +1,5 @@
 import { randomId } from '../auth/secrets.js';
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Queryable, Transaction } from '../db/database.js';
 import {
   abortJob,
   completeJob,
@@ -10,6 +10,7 @@ import {
   insertJob,
   type JobRow,
   jobState,
+  lockJob,
   newUploadId,
   selectJob,
   storePart,
@@ -131,22 +132,30 @@ export async function receivePart(
 }
 
 /** Queues the job: its parts are one file now (202). */
-export async function finishUpload(q: Queryable, tenantId: number, id: string): Promise<JobView> {
-  if (!(await completeJob(q, tenantId, id))) {
-    const state = await jobState(q, tenantId, id);
+export async function finishUpload(
+  q: Database | Transaction,
+  tenantId: number,
+  id: string,
+): Promise<JobView> {
+  // In a transaction with the job locked first: a part still being stored is counted (lockJob).
+  const complete = async (tx: Transaction) => {
+    const state = await lockJob(tx, tenantId, id);
     if (!state) throw jobNotFound();
     if (state !== 'open') throw wrongState('only an open job can be completed', state);
-    const missing = await firstMissingPart(q, id);
-    throw new JobRefusal(400, [
-      {
-        message:
-          missing === 1
-            ? 'The job has no part 1: send the file as parts numbered from 1 before completing it'
-            : `The job has no part ${missing}: parts are numbered from 1 without a gap`,
-      },
-    ]);
-  }
-  return showJob(q, tenantId, id);
+    if (!(await completeJob(tx, tenantId, id))) {
+      const missing = await firstMissingPart(tx, id);
+      throw new JobRefusal(400, [
+        {
+          message:
+            missing === 1
+              ? 'The job has no part 1: send the file as parts numbered from 1 before completing it'
+              : `The job has no part ${missing}: parts are numbered from 1 without a gap`,
+        },
+      ]);
+    }
+    return showJob(tx, tenantId, id);
+  };
+  return 'transaction' in q ? q.transaction(complete) : complete(q);
 }
 
 /** Aborts a job that has not begun writing; its parts' bytes go. */

@@ -128,8 +128,9 @@ export async function insertChunk(
 
 /**
  * Points part n at a stored upload, while the job is open, and removes the upload it replaces. The
- * job's row is locked in share mode: a completion (which locks it to update) either sees this part
- * or makes this statement find the job no longer open.
+ * job's row is locked in share mode: a completion (which first locks it for update, lockJob) waits
+ * for this statement and then counts this part, or this statement waits for the completion and then
+ * finds the job no longer open.
  */
 const STORE_PART = `WITH job AS (
   SELECT id FROM jobs WHERE tenant_id = $1 AND id = $2 AND state = 'open' FOR SHARE
@@ -191,7 +192,20 @@ export async function selectChunk(
 
 // ---- complete, abort ----
 
-/** Queues an open job whose parts are numbered 1 to N without a gap. */
+/**
+ * Locks the tenant's job for the completion and answers its state. A part being stored holds the
+ * job's row in share mode until it commits (STORE_PART): the lock waits for it, so the parts counted
+ * after it are every part stored.
+ */
+export async function lockJob(q: Queryable, tenantId: number, id: string): Promise<JobState | undefined> {
+  const rows = await q.query<{ state: JobState }>(
+    'SELECT state FROM jobs WHERE tenant_id = $1 AND id = $2 FOR UPDATE',
+    [tenantId, id],
+  );
+  return rows[0]?.state;
+}
+
+/** Queues an open job whose parts are numbered 1 to N without a gap (after lockJob, in its transaction). */
 const COMPLETE = `UPDATE jobs j SET state = 'queued', completed_at = now()
 WHERE j.tenant_id = $1 AND j.id = $2 AND j.state = 'open'
   AND EXISTS (SELECT 1 FROM job_parts p WHERE p.job_id = j.id)
@@ -475,8 +489,19 @@ export function selectResultBlocks(
 
 // ---- upkeep, metrics ----
 
-/** Removes jobs finished more than `days` ago (with their results), at most `limit` at a time. */
+/**
+ * Removes jobs finished more than `days` ago (with their results), at most `limit` at a time; a job
+ * left open that long is aborted first (its parts' bytes removed), so that it expires in turn.
+ */
 export async function removeExpiredJobs(q: Queryable, days: number, limit: number): Promise<number> {
+  const abandoned = await q.query<{ id: string }>(
+    `UPDATE jobs SET state = 'aborted', finished_at = now(), error = 'Never completed'
+     WHERE id IN (
+       SELECT id FROM jobs WHERE state = 'open' AND created_at < now() - make_interval(days => $1) LIMIT $2
+     ) RETURNING id`,
+    [days, limit],
+  );
+  for (const { id } of abandoned) await dropJobBytes(q, id);
   const rows = await q.query(
     `DELETE FROM jobs WHERE id IN (
        SELECT id FROM jobs WHERE finished_at < now() - make_interval(days => $1) LIMIT $2

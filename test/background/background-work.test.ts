@@ -229,6 +229,7 @@ for (const backend of servedBackends) {
         'feed-stall-watch',
         EXPIRY_SWEEP.name,
         'webhook-deliveries',
+        'jobs',
       ]);
       await server.app.background.runRound(EXPIRY_SWEEP.name);
       assert.ok(await holderOf(), 'the running instance holds the lease');

@@ -379,12 +379,24 @@ for (const backend of backends()) {
       assert.ok(succeeded && succeeded.value >= 1);
 
       await db.query(`UPDATE jobs SET finished_at = now() - interval '7 days 1 minute' WHERE id = $1`, [id]);
+      // A job never completed: aborted after 7 days, its bytes removed.
+      const abandoned = (await tenant.post('/v1/jobs', { resource: 'prices', format: 'csv' })).body.id;
+      await putPart(tenant, abandoned, 1, 'product_code,price_list,price\n');
+      await db.query(`UPDATE jobs SET created_at = now() - interval '7 days 1 minute' WHERE id = $1`, [
+        abandoned,
+      ]);
       // A new instance's first round removes what has expired.
       const other = await ownedTenantApp(db);
       await other.transport.app.jobs.round();
       await other.transport.app.close();
       assert.equal((await tenant.get(`/v1/jobs/${id}`)).status, 404);
       assert.equal((await db.query('SELECT 1 FROM job_results WHERE job_id = $1', [id])).length, 0);
+      const left = (await tenant.get(`/v1/jobs/${abandoned}`)).body;
+      assert.deepEqual([left.state, left.error], ['aborted', 'Never completed']);
+      assert.equal(
+        (await db.query('SELECT 1 FROM job_part_chunks WHERE job_id = $1', [abandoned])).length,
+        0,
+      );
     });
 
     test("another tenant's job is not found", async () => {
