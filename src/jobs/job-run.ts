@@ -37,13 +37,14 @@ import { storedBytes, storedFile } from './stored-file.js';
 /** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
 export const BLOCK_ROWS = 10_000;
 /**
- * Characters of file text per block, at most: a block of wide rows (customers of 1 KiB: about 1,000
+ * Characters of file text per block, at most: a block of wide rows (customers of 1 KiB: about 500
  * of them) ends before 10,000 rows. What a block holds at once (its rows, their values, the
  * statement's parameters) is several times its text, and V8 lets the heap grow with it: on 50,000
  * customers of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB and 127 MB
- * with 512 KiB (slower), in the same time for the first two.
+ * with 512 KiB; in `npm run bench:jobs`, 1,000 MiB of customers grew it 259 MB with 1 MiB (the
+ * issue's bar: 256 MB). Rows of prices (25-50 bytes) still make blocks of 10,000.
  */
-export const BLOCK_CHARS = 1024 * 1024;
+export const BLOCK_CHARS = 512 * 1024;
 
 /**
  * Items validated between two turns of the event loop: short enough for other requests, and far below
