@@ -50,6 +50,30 @@ export async function answerRequest(
   return answerOnce(db, keyed, settings, prepare);
 }
 
+/**
+ * A POST of the management APIs (webhooks, jobs) answered once per Idempotency-Key: `check` refuses
+ * before anything is written (its 400 is an answer like any other, kept for a key), the work it
+ * gives writes on the key's transaction, or on its own without a key.
+ */
+export function answerKeyedPost(
+  request: FastifyRequest,
+  db: Database,
+  settings: IdempotencySettings,
+  body: Buffer | undefined,
+  check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
+): Promise<{ answer: Answer; replayed: boolean }> {
+  const prepare = async () => {
+    let work: (q: Database | Transaction) => Promise<Answer>;
+    try {
+      work = await check();
+    } catch (error) {
+      return refusedWork(error);
+    }
+    return (tx: Transaction | undefined) => work(tx ?? db);
+  };
+  return answerRequest(request, db, settings, body, prepare);
+}
+
 /** Sends an answer's exact text; a replay says so (Idempotent-Replayed: true). */
 export function sendAnswer(reply: FastifyReply, answer: Answer, replayed: boolean): FastifyReply {
   reply.code(answer.status).type(JSON_TYPE);

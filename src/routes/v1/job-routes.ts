@@ -4,7 +4,7 @@ import type { Database, Transaction } from '../../db/database.js';
 import { parseJsonBytes } from '../../fields/json-text.js';
 import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
-import { answerRequest, refusedWork, sendAnswer } from '../../http/keyed-reply.js';
+import { answerKeyedPost, sendAnswer } from '../../http/keyed-reply.js';
 import { HttpProblem, problems } from '../../http/problems.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import { checkJobInput } from '../../jobs/job-input.js';
@@ -68,22 +68,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
   const bytesOf = (request: FastifyRequest) =>
     request.body instanceof RawJson ? request.body.bytes : undefined;
 
-  /** A POST answered once per Idempotency-Key: `check` refuses before any write, `work` writes. */
-  const answerPost = async (
+  const answerPost = (
     request: FastifyRequest,
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
-  ) => {
-    const prepare = async () => {
-      let work: (q: Database | Transaction) => Promise<Answer>;
-      try {
-        work = await check();
-      } catch (error) {
-        return refusedWork(error);
-      }
-      return (tx: Transaction | undefined) => work(tx ?? db);
-    };
-    return answerRequest(request, db, deps.idempotency, bytesOf(request), prepare);
-  };
+  ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
 
   app.post(JOBS_PATH, keyed, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {

@@ -3,7 +3,7 @@ import type { Database, Transaction } from '../../db/database.js';
 import { parseJsonBytes } from '../../fields/json-text.js';
 import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
-import { answerRequest, refusedWork, sendAnswer } from '../../http/keyed-reply.js';
+import { answerKeyedPost, sendAnswer } from '../../http/keyed-reply.js';
 import { HttpProblem, problems } from '../../http/problems.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import { checkQuery, type ParamRule } from '../../read/query-params.js';
@@ -72,22 +72,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   const plain = { bodyLimit: BODY_LIMIT, onRequest: deps.authenticate };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
-  /** A POST answered once per Idempotency-Key: `check` refuses before any write, `work` writes. */
-  const answerPost = async (
+  const answerPost = (
     request: FastifyRequest,
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
-  ) => {
-    const prepare = async () => {
-      let work: (q: Database | Transaction) => Promise<Answer>;
-      try {
-        work = await check();
-      } catch (error) {
-        return refusedWork(error);
-      }
-      return (tx: Transaction | undefined) => work(tx ?? db);
-    };
-    return answerRequest(request, db, deps.idempotency, bytesOf(request), prepare);
-  };
+  ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
 
   app.post(WEBHOOKS_PATH, keyed, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
