@@ -4,7 +4,7 @@ import type { BatchAdmission } from '../batch/batch-admission.js';
 import { BatchNotAdmitted, type FieldError, type ItemError } from '../batch/batch-errors.js';
 import type { CheckedBatch } from '../batch/checked-batch.js';
 import { sentKeyText } from '../batch/checked-batch.js';
-import { keyOf, prepareWrite } from '../batch/prepared-write.js';
+import { keyOf, type PreparedWrite, prepareWrite } from '../batch/prepared-write.js';
 import { markUnknownReferences, unknownReferences } from '../batch/references.js';
 import { validateItems } from '../batch/validate-items.js';
 import type { Database } from '../db/database.js';
@@ -275,15 +275,31 @@ interface Outcome {
   key: string;
 }
 
-/** The writing (state writing): from the line after the last block committed to the file's end. */
-async function writeFile(
+/**
+ * A block of the writing made ready before its transaction: its rows checked again and split into
+ * those written (with the write statement's parameters built) and those a later row replaces.
+ */
+interface ReadyBlock {
+  /** The rows the statement writes: their values, their lines, their keys as sent. */
+  values: FieldValue[][];
+  lines: number[];
+  keyTexts: string[];
+  write: PreparedWrite | undefined;
+  /** Rows left out, each with its result: ignored, a later row of the file replaces it. */
+  outcomes: Outcome[];
+  /** The block's last line: the job's progress once it commits. */
+  toLine: number;
+}
+
+/** The blocks of the writing from the line after `fromLine`, each made ready (see ReadyBlock). */
+async function* readyBlocks(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
   repeated: RepeatedKeys | undefined,
-): Promise<void> {
+  fromLine: number,
+): AsyncGenerator<ReadyBlock> {
   const failed = new FailedLines(context.db, job.id);
-  let fromLine = job.written_line;
   for await (const all of blocksOf(rowsOf(context, job, resource))) {
     checkStopping(context);
     const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
@@ -291,10 +307,14 @@ async function writeFile(
     await failed.loadThrough(block.at(-1)!.line);
     const kept = block.filter((row) => !failed.has(row.line));
     const checked = await checkRows(context.db, job.tenant_id, resource, kept, false);
-    const outcomes: Outcome[] = [];
-    const items: Record<string, unknown>[] = [];
-    const values: FieldValue[][] = [];
-    const lines: number[] = [];
+    const ready: ReadyBlock = {
+      values: [],
+      lines: [],
+      keyTexts: [],
+      write: undefined,
+      outcomes: [],
+      toLine: block.at(-1)!.line,
+    };
     for (let at = 0; at < kept.length; at++) {
       const row = kept[at]!;
       const rowValues = checked.values[at];
@@ -302,16 +322,45 @@ async function writeFile(
       if (!rowValues) throw new Error(`line ${row.line} was valid when checked and is not now`);
       const key = keyText(resource, row.item);
       if (repeated?.replacedLater(keyOf(resource.keyPositions, rowValues), row.line)) {
-        outcomes.push({ line: row.line, outcome: 'ignored', key });
+        ready.outcomes.push({ line: row.line, outcome: 'ignored', key });
         continue;
       }
-      items.push(row.item as Record<string, unknown>);
-      values.push(rowValues);
-      lines.push(row.line);
+      ready.values.push(rowValues);
+      ready.lines.push(row.line);
+      ready.keyTexts.push(key);
     }
-    const toLine = block.at(-1)!.line;
-    await writeBlock(context, job, resource, { items, values, lines }, outcomes, fromLine, toLine);
-    fromLine = toLine;
+    if (ready.values.length > 0) ready.write = prepareWrite(resource, ready.values, context.db.statementRows);
+    yield ready;
+  }
+}
+
+/**
+ * The writing (state writing): from the line after the last block committed to the file's end. The
+ * next block is read, checked and made ready while one is written: that is JavaScript work, and the
+ * transaction mostly waits for the database (in its own processes on PostgreSQL).
+ */
+async function writeFile(
+  context: JobRunContext,
+  job: ClaimedJob,
+  resource: BatchResource,
+  repeated: RepeatedKeys | undefined,
+): Promise<void> {
+  let fromLine = job.written_line;
+  const blocks = readyBlocks(context, job, resource, repeated, fromLine);
+  try {
+    let next = blocks.next();
+    for (;;) {
+      const current = await next;
+      if (current.done) break;
+      next = blocks.next();
+      // Reported by the await above once this block is written; never unhandled if that fails.
+      next.catch(() => {});
+      checkStopping(context);
+      await writeBlock(context, job, resource, current.value, fromLine);
+      fromLine = current.value.toLine;
+    }
+  } finally {
+    await blocks.return(undefined);
   }
 }
 
@@ -324,23 +373,18 @@ async function writeBlock(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
-  rows: { items: Record<string, unknown>[]; values: FieldValue[][]; lines: number[] },
-  outcomes: Outcome[],
+  ready: ReadyBlock,
   fromLine: number,
-  toLine: number,
 ): Promise<void> {
   const { db } = context;
-  const keyTexts = rows.items.map((item) => sentKeyText(resource, item));
-  const checked: CheckedBatch | undefined =
-    rows.values.length === 0
-      ? undefined
-      : {
-          items: rows.values.length,
-          errors: [],
-          rows: () => rows.values,
-          keyTexts,
-          write: prepareWrite(resource, rows.values, db.statementRows),
-        };
+  const { write, values, lines, keyTexts, outcomes, toLine } = ready;
+  const checked: CheckedBatch | undefined = write && {
+    items: values.length,
+    errors: [],
+    rows: () => values,
+    keyTexts,
+    write,
+  };
   const transaction = async () =>
     db.transaction(async (tx) => {
       const block: WrittenBlock = { toLine, created: 0, updated: 0, ignored: 0, results: [] };
@@ -358,7 +402,7 @@ async function writeBlock(
           index: number;
           outcome: Outcome['outcome'];
         }[]) {
-          all.push({ line: rows.lines[item.index]!, outcome: item.outcome, key: keyTexts[item.index]! });
+          all.push({ line: lines[item.index]!, outcome: item.outcome, key: keyTexts[item.index]! });
         }
       }
       block.ignored += outcomes.length;
@@ -377,7 +421,7 @@ async function writeBlock(
     });
   const written = checked ? await inTurn(context, job.tenant_id, resource, transaction) : await transaction();
   for (const { table, rows: changed } of written) await db.wrote(table, changed);
-  if (checked) context.wroteRows(resource.name, rows.values.length);
+  if (write) context.wroteRows(resource.name, values.length);
 }
 
 /** A block's transaction in a place of the batch admission, waiting (a little at a time) for one. */
