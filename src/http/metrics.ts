@@ -167,12 +167,7 @@ export class AppMetrics implements BatchMetrics {
 
   /** Webhook endpoints by status and the oldest change not yet delivered, read at scrape time. */
   watchWebhooks(read: () => Promise<WebhookFigures>): void {
-    let latest: Promise<WebhookFigures> | undefined;
-    // One statement per scrape for all four series: the first asks, the others share its answer.
-    const figures = () => {
-      latest ??= read().finally(() => setImmediate(() => (latest = undefined)));
-      return latest;
-    };
+    const figures = oncePerScrape(read);
     new Gauge({
       name: 'sfa_webhook_endpoints',
       help: 'Webhook endpoints by status (active, paused, disabled)',
@@ -212,11 +207,7 @@ export class AppMetrics implements BatchMetrics {
 
   /** Bulk jobs by state and the bytes of their parts still stored, read at scrape time. */
   watchJobs(read: () => Promise<JobFigures>): void {
-    let latest: Promise<JobFigures> | undefined;
-    const figures = () => {
-      latest ??= read().finally(() => setImmediate(() => (latest = undefined)));
-      return latest;
-    };
+    const figures = oncePerScrape(read);
     new Gauge({
       name: 'sfa_jobs',
       help: 'Bulk jobs by state (open, queued, validating, writing, succeeded, failed, aborted)',
@@ -268,6 +259,18 @@ export class AppMetrics implements BatchMetrics {
     this.batchRows.inc({ resource, outcome: 'updated' }, counts.updated);
     this.batchRows.inc({ resource, outcome: 'ignored' }, counts.ignored);
   }
+}
+
+/**
+ * A reading shared by the series of one scrape: one statement for several gauges, the first to
+ * collect asks and the others share its answer; the next scrape asks again.
+ */
+function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let latest: Promise<T> | undefined;
+  return () => {
+    latest ??= read().finally(() => setImmediate(() => (latest = undefined)));
+    return latest;
+  };
 }
 
 /** Opens GET /metrics on a listener of its own; close() stops it and drops open scrape connections. */

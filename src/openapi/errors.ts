@@ -51,6 +51,24 @@ export const errorSchemas: Record<string, JsonSchema> = {
     },
     additionalProperties: false,
   },
+  FieldErrors: {
+    type: 'object',
+    description:
+      'A refused body of a management API (webhooks, bulk jobs): every problem, each naming its field (null: the body as a whole).',
+    required: ['statusCode', 'errors'],
+    properties: {
+      statusCode: { const: 400 },
+      errors: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['field', 'message'],
+          properties: { field: { type: ['string', 'null'] }, message },
+        },
+      },
+    },
+  },
   BatchErrors: {
     type: 'object',
     description:

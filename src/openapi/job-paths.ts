@@ -6,8 +6,16 @@ import { JOB_STATES } from '../sql/jobs.js';
 import { bodyTooLargeResponse } from './errors.js';
 import { idempotencyKeyHeader, idempotencyResponses, replayedHeader } from './idempotency.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
-import { responseRef, schemaRef } from './json-schema.js';
-import { apiSecurity } from './security.js';
+import { schemaRef } from './json-schema.js';
+import {
+  commonResponses,
+  DATE_TIME,
+  fieldErrorsResponse,
+  idParameter,
+  json,
+  managementOperation,
+  problemResponse,
+} from './management-operations.js';
 
 /*
  * Bulk jobs (extensions.md 12): the endpoints, the job's shape and the results' line shape, from the
@@ -16,7 +24,6 @@ import { apiSecurity } from './security.js';
 
 const JOBS = '/v1/jobs';
 const ONE = `${JOBS}/{id}`;
-const DATE_TIME = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' };
 const nullableDateTime = { anyOf: [DATE_TIME, { type: 'null' }] };
 const count = { type: 'integer', minimum: 0 };
 const exampleId = 'job_3c1f9a0b7e6d5c4b3a291807';
@@ -100,29 +107,10 @@ export function jobSchemas(): Record<string, JsonSchema> {
   };
 }
 
-const json = (schema: JsonSchema, example?: unknown) => ({
-  'application/json': example === undefined ? { schema } : { schema, example },
-});
-const problem = (description: string, status: number, message: string) => ({
-  description,
-  content: json(schemaRef('Problem'), { statusCode: status, errors: [{ message }] }),
-});
-const notFound = problem('The tenant has no job of this id.', 404, JOB_NOT_FOUND);
-const wrongState = (description: string, message: string) => problem(description, 409, message);
-const common = {
-  '401': responseRef('Unauthorized'),
-  '429': responseRef('TooManyRequests'),
-  '500': responseRef('ServerError'),
-};
-const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const operation = (operationId: string, summary: string, description: string, rest: OpenApiObject) => ({
-  tags: ['Bulk jobs'],
-  operationId,
-  summary,
-  description,
-  security: apiSecurity,
-  ...rest,
-});
+const notFound = problemResponse('The tenant has no job of this id.', 404, JOB_NOT_FOUND);
+const wrongState = (description: string, message: string) => problemResponse(description, 409, message);
+const common = commonResponses;
+const operation = managementOperation('Bulk jobs');
 const jobAnswer = (description: string, example: unknown = exampleJob) => ({
   description,
   headers: replayedHeader,
@@ -166,13 +154,7 @@ export function jobPaths(): Record<string, OpenApiObject> {
               parts: { count: 0, bytes: 0 },
               completed_at: null,
             }),
-            '400': {
-              description: 'A field refused.',
-              content: json(schemaRef('WebhookFieldErrors'), {
-                statusCode: 400,
-                errors: [{ field: 'format', message: jobInputMessages.format }],
-              }),
-            },
+            '400': fieldErrorsResponse('A field refused.', 'format', jobInputMessages.format),
             ...idempotencyResponses,
             ...common,
           },
@@ -245,13 +227,11 @@ export function jobPaths(): Record<string, OpenApiObject> {
                 { part: 1, bytes: 52_428_800 },
               ),
             },
-            '400': {
-              description: 'A part number out of range.',
-              content: json(schemaRef('WebhookFieldErrors'), {
-                statusCode: 400,
-                errors: [{ field: 'part', message: `Must be a whole number from 1 to ${MAX_PARTS}` }],
-              }),
-            },
+            '400': fieldErrorsResponse(
+              'A part number out of range.',
+              'part',
+              `Must be a whole number from 1 to ${MAX_PARTS}`,
+            ),
             '404': notFound,
             '409': wrongState(
               'The job is not open.',
@@ -276,7 +256,7 @@ export function jobPaths(): Record<string, OpenApiObject> {
               state: 'queued',
               rows: { received: 0, invalid: 0, created: 0, updated: 0, ignored: 0 },
             }),
-            '400': problem(
+            '400': problemResponse(
               'The job has no part 1, or a gap in its part numbers.',
               400,
               'The job has no part 2: parts are numbered from 1 without a gap',

@@ -12,8 +12,16 @@ import { NOT_FOUND_MESSAGE, TOO_MANY_MESSAGE } from '../webhooks/endpoints.js';
 import { exampleObject } from './field-schemas.js';
 import { idempotencyKeyHeader, idempotencyResponses, replayedHeader } from './idempotency.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
-import { responseRef, schemaRef } from './json-schema.js';
-import { apiSecurity } from './security.js';
+import { schemaRef } from './json-schema.js';
+import {
+  commonResponses,
+  DATE_TIME,
+  fieldErrorsResponse,
+  idParameter,
+  json,
+  managementOperation,
+  problemResponse,
+} from './management-operations.js';
 
 /*
  * Webhooks (extensions.md 11): the endpoints that manage them, and in the document's `webhooks`
@@ -22,7 +30,6 @@ import { apiSecurity } from './security.js';
 
 const WEBHOOKS = '/v1/webhooks';
 const ONE = `${WEBHOOKS}/{id}`;
-const DATE_TIME = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' };
 const resourceName = { type: 'string', enum: [...RESOURCE_NAMES] };
 const cursor = { type: 'string', description: 'a change-feed cursor (GET /v1/changes `after`)' };
 const exampleCursor = encodeCursor('customers', { xid: '1052', key: ['C-1'] }, '1764000000000000');
@@ -105,23 +112,6 @@ export function webhookSchemas(): Record<string, JsonSchema> {
       },
       additionalProperties: false,
     },
-    WebhookFieldErrors: {
-      type: 'object',
-      description: 'A refused body: every problem, each naming its field (null: the body as a whole).',
-      required: ['statusCode', 'errors'],
-      properties: {
-        statusCode: { const: 400 },
-        errors: {
-          type: 'array',
-          minItems: 1,
-          items: {
-            type: 'object',
-            required: ['field', 'message'],
-            properties: { field: { type: ['string', 'null'] }, message: { type: 'string' } },
-          },
-        },
-      },
-    },
     WebhookDeliveryAttempt: {
       type: 'object',
       required: ['id', 'resource', 'records', 'attempt', 'statusCode', 'error', 'durationMs', 'attemptedAt'],
@@ -167,31 +157,10 @@ export function webhookSchemas(): Record<string, JsonSchema> {
   };
 }
 
-const json = (schema: JsonSchema, example?: unknown) => ({
-  'application/json': example === undefined ? { schema } : { schema, example },
-});
-const notFound = {
-  description: 'No endpoint of this tenant has the id.',
-  content: json(schemaRef('Problem'), { statusCode: 404, errors: [{ message: NOT_FOUND_MESSAGE }] }),
-};
-const fieldErrors = (description: string, field: string, message: string) => ({
-  description,
-  content: json(schemaRef('WebhookFieldErrors'), { statusCode: 400, errors: [{ field, message }] }),
-});
-const common = {
-  '401': responseRef('Unauthorized'),
-  '429': responseRef('TooManyRequests'),
-  '500': responseRef('ServerError'),
-};
-const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const operation = (operationId: string, summary: string, description: string, rest: OpenApiObject) => ({
-  tags: ['Webhooks'],
-  operationId,
-  summary,
-  description,
-  security: apiSecurity,
-  ...rest,
-});
+const notFound = problemResponse('No endpoint of this tenant has the id.', 404, NOT_FOUND_MESSAGE);
+const fieldErrors = fieldErrorsResponse;
+const common = commonResponses;
+const operation = managementOperation('Webhooks');
 
 const createBody = {
   type: 'object',

@@ -9,6 +9,7 @@ import { type ScratchDatabase, scratchPostgresDatabase } from '../../kit/scratch
 import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import { outputOf } from '../helpers/child-output.js';
 import { csv, feedKeys, until } from '../helpers/jobs.js';
 
 /*
@@ -31,16 +32,7 @@ function command(args: string[], env: Record<string, string>): ChildProcess {
 }
 
 async function run(args: string[], env: Record<string, string>): Promise<string> {
-  const child = command(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.on('close', resolve));
+  const { code, stdout, stderr } = await outputOf(command(args, env));
   assert.equal(code, 0, `sfa-backoffice ${args.join(' ')}: ${stderr}`);
   return stdout;
 }
@@ -300,9 +292,10 @@ describe('behind PgBouncer in transaction mode', {
         (error: { code?: string }) => error.code === '57014',
       );
       assert.ok(Date.now() - started < 2_500, `answered after ${Date.now() - started} ms`);
-      // Stopped on the server, not merely given up by the client.
+      // Stopped on the server, not merely given up by the client. (An idle session still shows its
+      // last query: only an active one is still running it.)
       const [running] = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${marker}%' AND pid <> pg_backend_pid()`,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%${marker}%' AND pid <> pg_backend_pid()`,
       );
       assert.equal(running!.n, 0);
       const [ok] = await db.query<{ one: number }>('SELECT 1 AS one');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { outputOf } from './child-output.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
@@ -16,16 +17,7 @@ export function readmeBlock(heading: string): string {
 
 /** Runs a script with bash in cwd; its output once it exited 0 (else the test fails with both). */
 export async function runBash(script: string, cwd: string): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn('bash', ['-c', script], { cwd });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.on('close', resolve));
+  const { code, stdout, stderr } = await outputOf(spawn('bash', ['-c', script], { cwd }));
   assert.equal(code, 0, `the script failed:\n${stderr}\n${stdout}`);
   return { stdout, stderr };
 }

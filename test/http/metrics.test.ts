@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { VERSION } from '../../src/version.js';
 import { appForNewTenant, seedProducts, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { outputOf } from '../helpers/child-output.js';
 import { startFirstServe } from '../helpers/first-start.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,11 +27,7 @@ test('the version of package.json: --version and GET /health', async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), '--version'], {
     cwd: ROOT,
   });
-  let stdout = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  const code = await new Promise((resolve) => child.on('close', resolve));
+  const { code, stdout } = await outputOf(child);
   assert.equal(code, 0);
   assert.equal(stdout, `${version}\n`);
 });

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { CLI, cliLaunch, type ServerProcess, spawnServer, waitReady } from '../../kit/server-process.js';
 import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
+import { outputOf } from '../helpers/child-output.js';
 import { csv, feedKeys, resultsOf, until } from '../helpers/jobs.js';
 import { newDatabaseSettings, servedBackends } from '../helpers/served-settings.js';
 
@@ -22,15 +23,7 @@ async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
     env: { ...launch.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((done) => child.on('close', done));
+  const { code, stdout, stderr } = await outputOf(child);
   assert.equal(code, 0, `sfa-backoffice ${args.join(' ')}: ${stderr}`);
   return stdout;
 }

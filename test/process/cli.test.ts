@@ -15,16 +15,11 @@ import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { testAuthConfig } from '../helpers/app.js';
+import { type ChildOutput, outputOf } from '../helpers/child-output.js';
 import { startFirstServe } from '../helpers/first-start.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'src', 'cli.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** The test's environment with these changes; no DATABASE_URL unless given (embedded PGlite). */
 function environment(changes: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -37,20 +32,8 @@ function start(args: string[], env: Record<string, string | undefined>): ChildPr
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: environment(env) });
 }
 
-function run(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const child = start(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr!.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[], env: Record<string, string | undefined> = {}): Promise<ChildOutput> {
+  return outputOf(start(args, env));
 }
 
 function tempDir(): string {
@@ -60,7 +43,7 @@ function tempDir(): string {
 }
 
 /** A failure: exit code 1, nothing on stdout, one line on stderr. */
-function assertFailure(result: Run, reason: RegExp): void {
+function assertFailure(result: ChildOutput, reason: RegExp): void {
   assert.equal(result.code, 1, result.stderr);
   assert.equal(result.stdout, '');
   assert.match(result.stderr, /^sfa-backoffice: [^\n]+\n$/);
