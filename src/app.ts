@@ -20,6 +20,7 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/keyed-reply.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
+import { requestsInFlight } from './http/requests-in-flight.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from './jobs/job-work.js';
@@ -174,6 +175,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...options.jobs,
     },
     admission,
+    requestsInFlight(app),
     (resource, rows) => metrics.jobRowsWritten(resource, rows),
     app.log,
   );

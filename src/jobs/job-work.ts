@@ -59,6 +59,7 @@ export function jobWork(
   holder: string,
   settings: JobSettings,
   admission: BatchAdmission,
+  serving: () => boolean,
   wroteRows: (resource: string, rows: number) => void,
   log: WarnLog,
 ): JobWork {
@@ -71,6 +72,7 @@ export function jobWork(
     holder,
     leaseSeconds: settings.leaseSeconds,
     admission,
+    serving,
     stopping: () => stopping,
     wroteRows,
   };
