@@ -141,11 +141,15 @@ async function floor(
   const started = performance.now();
   await raw.query(`COPY bench_copy (${header.join(', ')}) FROM '${file}' WITH (FORMAT csv, HEADER true)`);
   let created = 0;
+  // Finding each block's rows is the floor's own need: its index and count are not timed.
+  let untimed = 0;
   if (blockRows) {
+    const indexed = performance.now();
     await raw.query('CREATE INDEX ON bench_copy (bench_n)');
     const [{ rows }] = (await raw.query<{ rows: number }>(
       'SELECT count(*)::int AS rows FROM bench_copy',
     )) as [{ rows: number }];
+    untimed = performance.now() - indexed;
     const block = sql.replace(
       from[0],
       `FROM (SELECT * FROM bench_copy WHERE bench_n > $2 AND bench_n <= $3) AS i`,
@@ -160,7 +164,7 @@ async function floor(
     ]);
     created = written!.created;
   }
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started - untimed) / 1000;
   await raw.query('DROP TABLE bench_copy');
   return { seconds, created };
 }

@@ -147,6 +147,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // (paging links) come from X-Forwarded-* of the proxies trusted here.
     trustProxy: trustedProxies(options.config.trustProxy ?? false),
   });
+  // First of every hook, before any plugin is registered: every route's requests are counted.
+  const serving = requestsInFlight(app);
   app.decorateRequest('tenantId', 0);
   const feedWatch = new FeedStallWatch(
     options.db,
@@ -175,7 +177,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...options.jobs,
     },
     admission,
-    requestsInFlight(app),
+    serving,
     (resource, rows) => metrics.jobRowsWritten(resource, rows),
     app.log,
   );

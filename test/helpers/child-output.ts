@@ -11,6 +11,9 @@ export interface ChildOutput {
 export function outputOf(child: ChildProcess): Promise<ChildOutput> {
   let stdout = '';
   let stderr = '';
+  // Decoded as a stream: a character split between two chunks stays whole.
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
   child.stdout?.on('data', (chunk) => {
     stdout += chunk;
   });

@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
+import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admission.js';
+import type { Database, Queryable } from '../../src/db/database.js';
+import { jobWork } from '../../src/jobs/job-work.js';
 
 /*
  * Bulk jobs as an integrator drives them (extensions.md 12): create, send the parts, complete, wait,
@@ -110,4 +114,34 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out: ${what} (${JSON.stringify(value)})`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** The instance holding the job now (null: none). */
+export async function holderOf(db: Queryable, id: string): Promise<string | null> {
+  const [job] = await db.query<{ holder: string | null }>('SELECT holder FROM jobs WHERE id = $1', [id]);
+  return job!.holder;
+}
+
+/**
+ * Runs to their end the jobs queued in the database (other suites' leftovers on a shared PostgreSQL),
+ * as any instance would: the next claim is then the caller's own job.
+ */
+export async function drainJobs(db: Database): Promise<void> {
+  const settings = { everyMs: 1_000, leaseSeconds: 30, maxRunning: 4, keepDays: 7 };
+  const admission = new BatchAdmission(DEFAULT_ADMISSION);
+  const work = jobWork(
+    db,
+    `drain-${randomUUID()}`,
+    settings,
+    admission,
+    () => false,
+    () => {},
+    { warn() {} },
+  );
+  for (let round = 0; round < 100; round++) {
+    await work.round();
+    if (work.running === 0) break;
+    await work.settled();
+  }
+  await work.close?.();
 }

@@ -40,22 +40,27 @@ test('true while a request is answered, false once it is answered or its client 
 
   // Over a real connection, dropped by its client while the route still works.
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = app.server.address() as AddressInfo;
-  const client = request({ host: '127.0.0.1', port, path: '/slow' });
-  client.on('error', () => {});
-  client.end();
-  await until(
-    async () => serving(),
-    (now) => now,
-    'the request arrives',
-  );
-  client.destroy();
-  await until(
-    async () => serving(),
-    (now) => !now,
-    'the request is no longer counted',
-  );
-  release();
-  await app.close();
+  try {
+    const { port } = app.server.address() as AddressInfo;
+    const client = request({ host: '127.0.0.1', port, path: '/slow' });
+    client.on('error', () => {});
+    client.end();
+    await until(
+      async () => serving(),
+      (now) => now,
+      'the request arrives',
+      10_000,
+    );
+    client.destroy();
+    await until(
+      async () => serving(),
+      (now) => !now,
+      'the request is no longer counted',
+      10_000,
+    );
+  } finally {
+    release();
+    await app.close();
+  }
   assert.equal(serving(), false);
 });

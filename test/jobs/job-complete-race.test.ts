@@ -44,28 +44,37 @@ for (const backend of backends().filter((candidate) => candidate.name === 'postg
           (done) => done,
           'part 2 is stored, not yet committed',
         );
-        const completing = postEmpty(tenant, `/v1/jobs/${id}/complete`);
-        // The completion waits on the job's row: its session is seen waiting for a lock.
-        await until(
-          async () =>
-            (
-              await db.query<{ waiting: number }>(
-                `SELECT count(*)::int AS waiting FROM pg_stat_activity
-               WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT state FROM jobs WHERE tenant_id%FOR UPDATE'`,
-              )
-            )[0]!.waiting,
-          (waiting) => waiting === 1,
-          'the completion waits for the part',
-        );
-        commit();
-        await storing;
-        const completed = await completing;
-        assert.equal(completed.status, 202, completed.text);
-        assert.equal(completed.body.state, 'queued');
-        assert.deepEqual(completed.body.parts, {
-          count: 2,
-          bytes: new TextEncoder().encode(first).byteLength + second.byteLength,
-        });
+        try {
+          const completing = postEmpty(tenant, `/v1/jobs/${id}/complete`);
+          // The completion waits on the job's row: its session is seen waiting for a lock.
+          await until(
+            async () =>
+              (
+                await db.query<{ waiting: number }>(
+                  `SELECT count(*)::int AS waiting FROM pg_stat_activity
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'
+                     AND query LIKE 'SELECT state FROM jobs WHERE tenant_id%FOR UPDATE'`,
+                )
+              )[0]!.waiting,
+            (waiting) => waiting === 1,
+            'the completion waits for the part',
+            30_000,
+          );
+          commit();
+          await storing;
+          const completed = await completing;
+          assert.equal(completed.status, 202, completed.text);
+          assert.equal(completed.body.state, 'queued');
+          assert.deepEqual(completed.body.parts, {
+            count: 2,
+            bytes: new TextEncoder().encode(first).byteLength + second.byteLength,
+          });
+        } finally {
+          commit();
+          await storing.catch(() => {});
+          // Not left queued for the background work of other suites on the same database.
+          await postEmpty(tenant, `/v1/jobs/${id}/abort`);
+        }
         await tenant.transport.app.close();
       });
     }

@@ -4,7 +4,7 @@ import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admissi
 import { jobWork } from '../../src/jobs/job-work.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, resultsOf, submitJob } from '../helpers/jobs.js';
+import { csv, drainJobs, holderOf, resultsOf, submitJob } from '../helpers/jobs.js';
 
 /*
  * The writing makes its next block ready while one is written only while the process answers
@@ -34,6 +34,7 @@ for (const backend of backends()) {
       for (const serving of [true, false]) {
         const tenant = await ownedTenantApp(db);
         await seedProducts(tenant, ['P1', 'P2']);
+        await drainJobs(db);
         const id = await submitJob(tenant, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [file]);
         const settings = { everyMs: 1_000, leaseSeconds: 30, maxRunning: 1, keepDays: 7 };
         const admission = new BatchAdmission(DEFAULT_ADMISSION);
@@ -48,6 +49,11 @@ for (const backend of backends()) {
         );
         await work.round();
         assert.equal(work.running, 1);
+        assert.equal(
+          await holderOf(db, id),
+          `instance-${serving}`,
+          'this instance runs the job of this test',
+        );
         await work.settled();
         await work.close?.();
         const job = (await tenant.get(`/v1/jobs/${id}`)).body;
