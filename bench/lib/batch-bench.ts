@@ -210,7 +210,10 @@ export async function prepareSides(backend: Backend, cpuProfDir?: string): Promi
   }
   const metricsPort = await freePort();
   env.METRICS_PORT = String(metricsPort);
-  const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const nodeArgs = [
+    ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
+    ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+  ];
   let server: ChildServer | undefined;
   const tenant = await serviceTenant({
     env,

@@ -2,6 +2,7 @@ import { prices } from '../../src/resources/prices.js';
 import { random } from '../../src/seed/generate.js';
 import { buildWriteSql } from '../../src/sql/batch-write.js';
 import type { Sides } from './batch-bench.js';
+import { type CpuSplit, cpuNow, cpuSpent } from './cpu-time.js';
 import { type RawClient, rawPostgres, rawPostgresPool } from './databases.js';
 import { Client } from './load.js';
 import { productCode, type RawStatement, rawStatement } from './workloads.js';
@@ -28,6 +29,8 @@ export interface ContentionOptions {
    * pipeline's alone (issue 20's W3: four concurrent upserts of one tenant).
    */
   disjoint?: boolean;
+  /** The raw side runs first (alternated by callers, so that neither always runs on the other's dead rows). */
+  rawFirst?: boolean;
 }
 
 export interface ContentionSide {
@@ -36,6 +39,8 @@ export interface ContentionSide {
   deadlocks: number;
   seconds: number;
   firstError: string | undefined;
+  /** CPU milliseconds spent while this side ran, by process (undefined off Linux). */
+  cpu: CpuSplit | undefined;
 }
 
 function batchItems(seed: number, client: number, options: ContentionOptions): Record<string, unknown>[] {
@@ -71,7 +76,7 @@ async function timed(
   clients: number,
   seconds: number,
   write: (client: number, round: number) => Promise<void>,
-): Promise<Omit<ContentionSide, 'deadlocks'>> {
+): Promise<Omit<ContentionSide, 'deadlocks' | 'cpu'>> {
   const deadline = performance.now() + seconds * 1000;
   let batches = 0;
   let errors = 0;
@@ -108,18 +113,27 @@ export async function runContention(
 
   // Service: bodies encoded before the clock starts; one keep-alive socket per writer.
   const bodies = items.map((list) => list.map((batch) => new TextEncoder().encode(JSON.stringify(batch))));
-  const http = new Client(sides.baseUrl, options.clients);
   const headers = { 'content-type': 'application/json', ...sides.tenant.headers };
-  let before = await deadlocks(admin);
-  const serviceRun = await timed(options.clients, options.seconds, async (client, round) => {
-    const list = bodies[client]!;
-    const answer = await http.request('POST', prices.path, headers, list[round % list.length]!);
-    if (answer.status !== 201)
-      throw new Error(`HTTP ${answer.status} ${answer.body.toString().slice(0, 200)}`);
-  });
-  http.close();
-  await settle();
-  const service = { ...serviceRun, deadlocks: (await deadlocks(admin)) - before };
+  const pid = sides.server.pid;
+  // Before each side, untimed: the dead rows of the side before it gone, as autovacuum would have
+  // them gone on a production database (this machine's PostgreSQL runs without it).
+  const vacuum = () => admin.query('VACUUM prices');
+  const runService = async (): Promise<ContentionSide> => {
+    await vacuum();
+    const http = new Client(sides.baseUrl, options.clients);
+    const before = await deadlocks(admin);
+    const cpuBefore = cpuNow(pid);
+    const run = await timed(options.clients, options.seconds, async (client, round) => {
+      const list = bodies[client]!;
+      const answer = await http.request('POST', prices.path, headers, list[round % list.length]!);
+      if (answer.status !== 201)
+        throw new Error(`HTTP ${answer.status} ${answer.body.toString().slice(0, 200)}`);
+    });
+    const cpu = cpuSpent(cpuBefore, cpuNow(pid));
+    http.close();
+    await settle();
+    return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
+  };
 
   // Raw: the service's own statement and column arrays, on a pool of one connection per writer.
   const statements: RawStatement[][] = [];
@@ -129,20 +143,36 @@ export async function runContention(
     statements.push(built);
   }
   if (statements[0]![0]!.sql !== buildWriteSql(prices)) throw new Error('unexpected statement');
-  const pool = await rawPostgresPool(sides.url, options.clients);
-  before = await deadlocks(admin);
-  const rawRun = await timed(options.clients, options.seconds, async (client, round) => {
-    const list = statements[client]!;
-    const { sql, params } = list[round % list.length]!;
-    try {
-      await pool.query(sql, params);
-    } catch (error) {
-      throw new Error(`${(error as { code?: string }).code ?? ''} ${(error as Error).message}`);
-    }
-  });
-  await pool.close();
-  await settle();
-  const raw = { ...rawRun, deadlocks: (await deadlocks(admin)) - before };
+  const runRaw = async (): Promise<ContentionSide> => {
+    await vacuum();
+    const pool = await rawPostgresPool(sides.url!, options.clients);
+    const before = await deadlocks(admin);
+    const cpuBefore = cpuNow(pid);
+    const run = await timed(options.clients, options.seconds, async (client, round) => {
+      const list = statements[client]!;
+      const { sql, params } = list[round % list.length]!;
+      try {
+        await pool.query(sql, params);
+      } catch (error) {
+        throw new Error(`${(error as { code?: string }).code ?? ''} ${(error as Error).message}`);
+      }
+    });
+    // Read before the pool closes: its backends' time goes with them.
+    const cpu = cpuSpent(cpuBefore, cpuNow(pid));
+    await pool.close();
+    await settle();
+    return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
+  };
+
+  let service: ContentionSide;
+  let raw: ContentionSide;
+  if (options.rawFirst) {
+    raw = await runRaw();
+    service = await runService();
+  } else {
+    service = await runService();
+    raw = await runRaw();
+  }
   await admin.close();
   return { service, raw };
 }
