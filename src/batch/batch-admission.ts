@@ -17,6 +17,11 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * tenants' reads, which wait for no place and so are invisible here: with two of one tenant's
  * 10,000-item batches at once another tenant's reads had a p99 of 329 ms on PostgreSQL and 4 s on
  * PGlite (docs/performance.md, "Work-conserving admission").
+ * Light batches may also fill places past `running`, up to `lightRunning`, while no batch that is not
+ * light waits: a light batch spends most of its place waiting for the database, so two places left
+ * the database idle between one tenant's concurrent small uploads (with the database on a core of
+ * its own, 0.72x of the raw floor with two places, 0.88x with eight; docs/performance.md). A heavy
+ * batch that arrives meanwhile waits only until those places drain, about one light batch's time.
  * A tenant's batches in progress (arriving, waiting or running) are bounded by runningPerTenant +
  * waitingPerTenant: past it a batch is refused at once with 429, before its body is read; one that
  * waited `maxWaitMs` for a place is refused with 503. Both carry Retry-After.
@@ -28,6 +33,11 @@ export interface AdmissionLimits {
   runningPerTenant: number;
   /** A batch whose body is smaller is light: it may take a place past its tenant's bound. */
   lightBytes: number;
+  /**
+   * Places in all that light batches may fill while no heavy batch waits (default `running`: none
+   * past it). admissionFor gives every database connection but two, at most LIGHT_PLACES_MAX.
+   */
+  lightRunning?: number;
   /** Batches of one tenant waiting for a place; 0: refuse when no place is free. */
   waitingPerTenant: number;
   /** How long a batch may wait for a place. */
@@ -57,15 +67,28 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
   lightBytes: 256 * 1024,
 };
 
-/** The admission of an app: settings from the configuration, defaults for those it leaves out. */
-export function admissionFor(config: {
-  batchConcurrency?: number;
-  batchConcurrencyPerTenant?: number;
-  batchQueuePerTenant?: number;
-  batchBodiesMaxBytes?: number;
-}): BatchAdmission {
+/** The most places light batches fill at once (each holds a database connection while it writes). */
+export const LIGHT_PLACES_MAX = 8;
+/** Connections that light batches leave to reads and background work. */
+const CONNECTIONS_KEPT = 2;
+
+/**
+ * The admission of an app: settings from the configuration, defaults for those it leaves out.
+ * `connections`: how many the database pool may open (PGlite: 1, so no places past `running`).
+ */
+export function admissionFor(
+  config: {
+    batchConcurrency?: number;
+    batchConcurrencyPerTenant?: number;
+    batchQueuePerTenant?: number;
+    batchBodiesMaxBytes?: number;
+  },
+  connections: number,
+): BatchAdmission {
+  const running = config.batchConcurrency ?? DEFAULT_ADMISSION.running;
   return new BatchAdmission({
-    running: config.batchConcurrency ?? DEFAULT_ADMISSION.running,
+    running,
+    lightRunning: Math.max(running, Math.min(LIGHT_PLACES_MAX, connections - CONNECTIONS_KEPT)),
     runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
     waitingPerTenant: config.batchQueuePerTenant ?? DEFAULT_ADMISSION.waitingPerTenant,
     maxWaitMs: DEFAULT_ADMISSION.maxWaitMs,
@@ -173,10 +196,14 @@ export class BatchAdmission {
   readonly #inProgress = new Map<number, number>();
   /** Bytes of bodies received or being received, until their batches leave. */
   #heldBytes = 0;
+  /** Waiting batches that are not light: while there is one, no place past `running` is given. */
+  #heavyWaiting = 0;
+  readonly #lightRunning: number;
 
   constructor(limits: AdmissionLimits) {
     if (limits.running < 1 || limits.runningPerTenant < 1) throw new Error('admission limits must be >= 1');
     this.#limits = limits;
+    this.#lightRunning = Math.max(limits.running, limits.lightRunning ?? limits.running);
   }
 
   /** Batches holding a place and waiting for one (tests, metrics). */
@@ -240,9 +267,9 @@ export class BatchAdmission {
     const light = bodyBytes < this.#limits.lightBytes;
     // With nobody waiting, a batch that may run now passes nobody.
     if (
-      this.#running < this.#limits.running &&
       this.#waiting.size === 0 &&
-      (light || this.#belowOwnBound(tenantId))
+      ((this.#running < this.#limits.running && (light || this.#belowOwnBound(tenantId))) ||
+        (light && this.#running < this.#lightRunning))
     ) {
       const ticket = new BatchTicket(this, tenantId, async () => {});
       this.#take(tenantId, ticket);
@@ -275,6 +302,7 @@ export class BatchAdmission {
             }, this.#limits.maxWaitMs),
           };
           ticket.queued(waiter);
+          if (!light) this.#heavyWaiting++;
           const list = this.#waiting.get(tenantId) ?? [];
           list.push(waiter);
           this.#waiting.set(tenantId, list);
@@ -292,6 +320,11 @@ export class BatchAdmission {
     if (list!.length === 0) this.#waiting.delete(waiter.tenantId);
     this.#forgetIfIdle(waiter.tenantId);
     waiter.refuse(error);
+    if (!waiter.light) {
+      this.#heavyWaiting--;
+      // The light places it held shut are open again.
+      this.#dispatch();
+    }
   }
 
   /** @internal a place is free again after being held holdMs. */
@@ -323,15 +356,20 @@ export class BatchAdmission {
   /**
    * Gives free places to waiting batches: to the tenant below its own bound served longest ago; when
    * no waiting tenant is below its bound, to the one served longest ago whose next batch is light.
+   * Past `running`, only while every waiting batch is light.
    */
   #dispatch(): void {
-    while (this.#running < this.#limits.running) {
+    while (
+      this.#running < this.#limits.running ||
+      (this.#running < this.#lightRunning && this.#heavyWaiting === 0)
+    ) {
       const next =
         this.#servedLongestAgo((tenantId) => this.#belowOwnBound(tenantId)) ??
         this.#servedLongestAgo((tenantId) => this.#waiting.get(tenantId)![0]!.light);
       if (next === undefined) return;
       const list = this.#waiting.get(next)!;
       const waiter = list.shift()!;
+      if (!waiter.light) this.#heavyWaiting--;
       if (list.length === 0) this.#waiting.delete(next);
       waiter.admit();
     }

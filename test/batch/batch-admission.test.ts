@@ -6,7 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
-import { BatchAdmission, type BatchTicket } from '../../src/batch/batch-admission.js';
+import {
+  admissionFor,
+  BatchAdmission,
+  type BatchTicket,
+  DEFAULT_ADMISSION,
+  LIGHT_PLACES_MAX,
+} from '../../src/batch/batch-admission.js';
 import { BatchNotAdmitted } from '../../src/batch/batch-errors.js';
 import type { Database } from '../../src/db/database.js';
 import { problemOf } from '../../src/http/domain-problems.js';
@@ -142,6 +148,79 @@ describe('batch admission', () => {
     await finish(a2);
     await finish(a3);
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('light batches fill the places past the bound while no heavy batch waits', async () => {
+    const admission = new BatchAdmission({ ...limits, running: 2, lightRunning: 4 });
+    const order: string[] = [];
+    const a = [1, 2, 3, 4, 5].map((n) => watch(admission.enter(1, LIGHT), `a${n}`, order));
+    await turn();
+    assert.deepEqual(order, ['a1', 'a2', 'a3', 'a4'], 'a lone tenant fills all four light places');
+    assert.deepEqual(admission.counts, { running: 4, waiting: 1 });
+    await finish(a[0]!);
+    await turn();
+    assert.deepEqual(
+      order,
+      ['a1', 'a2', 'a3', 'a4', 'a5'],
+      'a freed light place goes to the waiting light batch',
+    );
+    // A heavy batch arrives: it needs a place within the two, and no light batch passes it meanwhile.
+    const heavy = watch(admission.enter(1, HEAVY), 'heavy', order);
+    const late = watch(admission.enter(2, LIGHT), 'b-light', order);
+    await finish(a[1]!);
+    await finish(a[2]!);
+    await turn();
+    assert.deepEqual(admission.counts, { running: 2, waiting: 2 }, 'the light places drain, none refilled');
+    assert.equal(order.length, 5);
+    await finish(a[3]!);
+    await turn();
+    assert.deepEqual(order.slice(5), ['b-light'], 'below its own bound, B takes the place within the two');
+    await finish(a[4]!);
+    await turn();
+    assert.deepEqual(order.slice(5), ['b-light', 'heavy']);
+    assert.deepEqual(admission.counts, { running: 2, waiting: 0 });
+    await finish(heavy);
+    await finish(late);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('a heavy batch waiting past its time leaves, and the light places open again', async () => {
+    const admission = new BatchAdmission({ ...limits, running: 1, lightRunning: 3, maxWaitMs: 20 });
+    const order: string[] = [];
+    const a1 = watch(admission.enter(1, LIGHT), 'a1', order);
+    const heavy = watch(admission.enter(1, HEAVY), 'heavy', order);
+    const a2 = watch(admission.enter(1, LIGHT), 'a2', order);
+    await turn();
+    assert.deepEqual(order, ['a1'], 'a2 waits: a heavy batch waits before it');
+    await assert.rejects(heavy.admitted, BatchNotAdmitted);
+    await turn();
+    assert.deepEqual(
+      order,
+      ['a1', 'heavy refused', 'a2'],
+      'with no heavy batch waiting, a2 takes a light place',
+    );
+    await finish(a1);
+    await finish(a2);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+  });
+
+  test('the light places: every database connection but two, at most eight, never fewer than the places', () => {
+    const lightPlaces = (connections: number, batchConcurrency?: number) => {
+      const admission = admissionFor(batchConcurrency ? { batchConcurrency } : {}, connections);
+      const tickets = Array.from({ length: 12 }, () => admission.enter(1, LIGHT));
+      const running = admission.counts.running;
+      for (const ticket of tickets) {
+        ticket.admitted.catch(() => {});
+        ticket.closed();
+      }
+      assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
+      return running;
+    };
+    assert.equal(lightPlaces(1), DEFAULT_ADMISSION.running, 'PGlite: one connection, no place past the two');
+    assert.equal(lightPlaces(10), 8);
+    assert.equal(lightPlaces(6), 4);
+    assert.equal(lightPlaces(100), LIGHT_PLACES_MAX);
+    assert.equal(lightPlaces(4, 6), 6, 'BATCH_CONCURRENCY above the light places wins');
   });
 
   test('when every waiting tenant is at its bound, a free place still goes to one of them', async () => {
