@@ -3,7 +3,7 @@ import type { BatchResource } from '../resources/batch-resource.js';
 import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
 import type { ItemError } from './batch-errors.js';
 import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
-import { type CheckedBatch, checkItems, invalidCount } from './checked-batch.js';
+import { type CheckedBatch, checkItems, invalidCount, referenceRows } from './checked-batch.js';
 import { itemOutcomesText } from './item-outcomes.js';
 import type { PreparedWrite } from './prepared-write.js';
 import { markUnknownReferences, unknownReferences } from './references.js';
@@ -112,7 +112,8 @@ export async function answerChecked(
 ): Promise<BatchResult> {
   const q = target.tx ?? target.db;
   const prepared = checked.write;
-  if (!prepared) return refuse(q, tenantId, resource, { rows: checked.rows(), errors: checked.errors });
+  if (!prepared)
+    return refuse(q, tenantId, resource, { rows: referenceRows(resource, checked), errors: checked.errors });
   const skip = checked.invalid !== undefined;
   let rejectedItems = skip ? invalidCount(checked) : 0;
   let rejectedErrors = checked.errors;
@@ -120,7 +121,7 @@ export async function answerChecked(
   let unknown: Uint8Array | undefined;
   let leftOutKeys: string[] | undefined;
   if (skip && resource.reference) {
-    const rows = checked.rows();
+    const rows = referenceRows(resource, checked);
     const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
     const missing = await unknownReferences(q, tenantId, resource, valid);
     if (missing.size > 0) {
@@ -169,7 +170,7 @@ export async function answerChecked(
     } catch (error) {
       if (!isMissingReferences(error)) throw error;
       const answer = await refuse(q, tenantId, resource, {
-        rows: checked.rows(),
+        rows: referenceRows(resource, checked),
         errors: [...checked.errors],
       });
       if (answer.kind === 'invalid' && answer.errors.length > 0) return answer;

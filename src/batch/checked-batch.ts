@@ -24,11 +24,10 @@ export interface CheckedBatch {
   /** With on_invalid=skip: 1 for each invalid item (every item looked at). */
   invalid?: Uint8Array | undefined;
   /**
-   * The rows as far as the missing-references query reads them (the referring key at
-   * reference.position; undefined for an item without a valid row). A function: a worker's batch
-   * builds them only when the query runs.
+   * Per item, the key its row refers to (referencedKeysOf; empty for a resource without a
+   * reference): the rows as far as the missing-references query reads them (rowsOfReferences).
    */
-  rows: () => ValidatedBatch['rows'];
+  referencedKeys: (string | undefined)[];
   /** With outcomes=true: per valid item, its key fields as sent, as JSON text. */
   keyTexts?: (string | undefined)[] | undefined;
   /** What writing the valid items needs: absent when nothing is to be written. */
@@ -60,6 +59,33 @@ function batchItems(body: unknown): unknown[] {
   const rule = arrayRuleBrokenBy(parsed);
   if (rule) throw new BatchArrayRefused(rule);
   return parsed as unknown[];
+}
+
+/**
+ * Per item, the key its row refers to (BatchResource.reference), or undefined: all that the
+ * missing-references query and the answer naming them read of the rows. A checked batch keeps these
+ * instead of its rows, which would otherwise stay alive, and be copied by every young-generation
+ * collection, while the write waits for the database.
+ */
+export function referencedKeysOf(
+  resource: BatchResource,
+  rows: ValidatedBatch['rows'],
+): (string | undefined)[] {
+  const at = resource.reference?.position;
+  if (at === undefined) return [];
+  return rows.map((row) => row?.[at] as string | undefined);
+}
+
+/** A checked batch's rows as far as the missing-references query reads them (the referring key only). */
+export function referenceRows(resource: BatchResource, checked: CheckedBatch): ValidatedBatch['rows'] {
+  const at = resource.reference?.position;
+  if (at === undefined) return new Array(checked.items).fill(undefined);
+  return checked.referencedKeys.map((key) => {
+    if (key === undefined) return undefined;
+    const row: FieldValue[] = [];
+    row[at] = key;
+    return row;
+  });
 }
 
 /** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
@@ -186,6 +212,6 @@ export async function checkItems(
     invalid: batch.invalid,
     keyTexts: options.outcomes && writes ? keyTextsOf(resource, items, batch) : undefined,
     write: writeOf(resource, batch, statementRows),
-    rows: () => batch.rows,
+    referencedKeys: referencedKeysOf(resource, batch.rows),
   };
 }

@@ -2,8 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { answerChecked } from '../batch/answer-batch.js';
 import type { BatchAdmission } from '../batch/batch-admission.js';
 import { BatchNotAdmitted, type FieldError, type ItemError } from '../batch/batch-errors.js';
-import type { CheckedBatch } from '../batch/checked-batch.js';
-import { sentKeyText } from '../batch/checked-batch.js';
+import { type CheckedBatch, referencedKeysOf, sentKeyText } from '../batch/checked-batch.js';
 import { keyOf, type PreparedWrite, prepareWrite } from '../batch/prepared-write.js';
 import { markUnknownReferences, unknownReferences } from '../batch/references.js';
 import { validateItems } from '../batch/validate-items.js';
@@ -401,7 +400,7 @@ async function writeBlock(
   const checked: CheckedBatch | undefined = write && {
     items: values.length,
     errors: [],
-    rows: () => values,
+    referencedKeys: referencedKeysOf(resource, values),
     keyTexts,
     write,
   };

@@ -105,20 +105,12 @@ export async function checkBody(
     throw new ValidationCrash(error);
   }
   if (result.kind === 'array') throw new BatchArrayRefused(result.rule);
-  const { referencedKeys } = result;
-  const at = resource.reference?.position;
   return {
     items: result.items,
     errors: result.errors,
     invalid: result.invalid,
     keyTexts: result.keyTexts,
-    rows: () =>
-      referencedKeys.map((key) => {
-        if (key === undefined || at === undefined) return undefined;
-        const row = [];
-        row[at] = key;
-        return row;
-      }),
+    referencedKeys: result.referencedKeys,
     write: result.write,
   };
 }

@@ -60,10 +60,7 @@ export default async function checkBatchBody(task: BatchTask): Promise<BatchTask
     if (error instanceof BatchArrayRefused) return { kind: 'array', rule: error.rule };
     throw error;
   }
-  const { rows, ...parts } = checked;
-  const at = resource.reference?.position;
-  const referencedKeys = at === undefined ? [] : rows().map((row) => row?.[at] as string | undefined);
-  return { kind: 'checked', ...parts, referencedKeys };
+  return { kind: 'checked', ...checked };
 }
 
 /** A large acknowledgement body (POST /v1/deliveries/acknowledge): parse and check; the codes back. */
