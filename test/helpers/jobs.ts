@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admission.js';
 import type { Database, Queryable } from '../../src/db/database.js';
-import { jobWork } from '../../src/jobs/job-work.js';
+import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from '../../src/jobs/job-work.js';
 
 /*
  * Bulk jobs as an integrator drives them (extensions.md 12): create, send the parts, complete, wait,
@@ -127,21 +127,36 @@ export async function holderOf(db: Queryable, id: string): Promise<string | null
  * as any instance would: the next claim is then the caller's own job.
  */
 export async function drainJobs(db: Database): Promise<void> {
-  const settings = { everyMs: 1_000, leaseSeconds: 30, maxRunning: 4, keepDays: 7 };
-  const admission = new BatchAdmission(DEFAULT_ADMISSION);
-  const work = jobWork(
-    db,
-    `drain-${randomUUID()}`,
-    settings,
-    admission,
-    () => false,
-    () => {},
-    { warn() {} },
-  );
+  const work = testJobWork(db, `drain-${randomUUID()}`, { settings: { maxRunning: 4 } });
   for (let round = 0; round < 100; round++) {
     await work.round();
     if (work.running === 0) break;
     await work.settled();
   }
   await work.close?.();
+}
+
+/**
+ * The background work of jobs of one instance, as the app builds it, for tests that drive its rounds
+ * themselves: the default settings with `settings` over them, an admission of its own unless one is
+ * given, never serving requests unless told, and a silent log.
+ */
+export function testJobWork(
+  db: Database,
+  holder: string,
+  options: {
+    settings?: Partial<JobSettings>;
+    admission?: BatchAdmission;
+    serving?: () => boolean;
+  } = {},
+): JobWork {
+  return jobWork(
+    db,
+    holder,
+    { ...DEFAULT_JOB_SETTINGS, ...options.settings },
+    options.admission ?? new BatchAdmission(DEFAULT_ADMISSION),
+    options.serving ?? (() => false),
+    () => {},
+    { warn() {} },
+  );
 }

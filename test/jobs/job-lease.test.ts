@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admission.js';
-import { jobWork } from '../../src/jobs/job-work.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, drainJobs, holderOf, submitJob, until } from '../helpers/jobs.js';
+import { csv, drainJobs, holderOf, submitJob, testJobWork, until } from '../helpers/jobs.js';
 
 /*
  * A job's lease is renewed on a clock of its own while its run is held up (extensions.md 12: a job
@@ -14,8 +13,6 @@ import { csv, drainJobs, holderOf, submitJob, until } from '../helpers/jobs.js';
 
 const LEASE_SECONDS = 3;
 const ROWS = 300;
-const quiet = { warn() {} };
-const alone = () => false;
 
 for (const backend of backends()) {
   describe(`the lease of a running job on ${backend.name}`, () => {
@@ -33,10 +30,9 @@ for (const backend of backends()) {
       const admission = new BatchAdmission(DEFAULT_ADMISSION);
       const held = admission.enter(tenant.tenant.tenantId, 64 * 1024 * 1024);
       await held.admitted;
-      const settings = { everyMs: 1_000, leaseSeconds: LEASE_SECONDS, maxRunning: 1, keepDays: 7 };
-      const first = jobWork(db, 'instance-1', settings, admission, alone, () => {}, quiet);
-      const other = new BatchAdmission(DEFAULT_ADMISSION);
-      const second = jobWork(db, 'instance-2', settings, other, alone, () => {}, quiet);
+      const settings = { leaseSeconds: LEASE_SECONDS, maxRunning: 1 };
+      const first = testJobWork(db, 'instance-1', { settings, admission });
+      const second = testJobWork(db, 'instance-2', { settings });
       try {
         await first.round();
         assert.equal(first.running, 1);

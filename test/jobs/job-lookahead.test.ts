@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admission.js';
-import { jobWork } from '../../src/jobs/job-work.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, drainJobs, holderOf, resultsOf, submitJob } from '../helpers/jobs.js';
+import { csv, drainJobs, holderOf, resultsOf, submitJob, testJobWork } from '../helpers/jobs.js';
 
 /*
  * The writing makes its next block ready while one is written only while the process answers
@@ -12,7 +10,6 @@ import { csv, drainJobs, holderOf, resultsOf, submitJob } from '../helpers/jobs.
  */
 
 const ROWS = 25_000;
-const quiet = { warn() {} };
 
 /** Three blocks of prices: invalid rows, a key repeated from the first block to the last. */
 function priceFile(): string {
@@ -36,17 +33,10 @@ for (const backend of backends()) {
         await seedProducts(tenant, ['P1', 'P2']);
         await drainJobs(db);
         const id = await submitJob(tenant, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [file]);
-        const settings = { everyMs: 1_000, leaseSeconds: 30, maxRunning: 1, keepDays: 7 };
-        const admission = new BatchAdmission(DEFAULT_ADMISSION);
-        const work = jobWork(
-          db,
-          `instance-${serving}`,
-          settings,
-          admission,
-          () => serving,
-          () => {},
-          quiet,
-        );
+        const work = testJobWork(db, `instance-${serving}`, {
+          settings: { maxRunning: 1 },
+          serving: () => serving,
+        });
         await work.round();
         assert.equal(work.running, 1);
         assert.equal(
