@@ -1,11 +1,8 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072 node --v8-pool-size=2 --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --v8-pool-size=2 --max-semi-space-size=4
 // The built command line (npm install runs the build through the prepare script); `npm start` runs
 // this file as it is, so the line above holds for both. It keeps the embedded default's memory low:
 // each thread that allocates (V8's background threads, libuv's pool, the batch worker) got a malloc
 // arena of its own that kept about 10 MB it no longer used, and V8's young generation grew to 16 MB
 // per semi-space and stayed there. At rest after a start: 200-257 MB without, 175-185 MB with
-// (docs/performance.md, "The embedded default's memory"). A fixed mmap threshold: glibc raises its
-// own to the largest block freed (scrypt's 16 MiB when a client secret is hashed), after which such
-// blocks came from the heap and stayed resident once freed (at rest after the first start 197-207 MB,
-// 192-195 with it).
+// (docs/performance.md, "The embedded default's memory").
 import '../dist/cli.js';
