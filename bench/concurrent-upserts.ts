@@ -11,7 +11,8 @@
  * Settings: BENCH_CONTENTION_SECONDS per side and round (default 4), BENCH_CONTENTION_ROUNDS
  * (default 6), BENCH_PIN_POSTGRES=1 runs PostgreSQL on CPU 0 and the rest on the other CPUs (a
  * production topology: bench/lib/cpu-pinning.ts). The server's settings come from the environment
- * (BATCH_CONCURRENCY=1 shows the one-place figure).
+ * (BATCH_CONCURRENCY=1 DB_POOL_SIZE=3 shows the one-place figure: light batches take up to every
+ * connection but two, four per place).
  */
 import { loadProducts, prepareSides } from './lib/batch-bench.js';
 import { type ContentionSide, runContention } from './lib/contention.js';

@@ -22,7 +22,10 @@ export interface Config {
   readonly statementTimeoutMs: number;
   /** Requests per subscription key and minute (RATE_LIMIT_PER_MINUTE); 0 turns the limit off. */
   readonly rateLimitPerMinute: number;
-  /** Batches parsed, validated and written at once in this process (BATCH_CONCURRENCY). */
+  /**
+   * Batches parsed, validated and written at once in this process (BATCH_CONCURRENCY); small ones may
+   * fill more places while no large one waits (src/batch/batch-admission.ts, admissionFor).
+   */
   readonly batchConcurrency: number;
   /** Of them, batches of one tenant (BATCH_CONCURRENCY_PER_TENANT). */
   readonly batchConcurrencyPerTenant: number;

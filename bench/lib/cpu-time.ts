@@ -19,17 +19,17 @@ export interface CpuSplit {
   client: number;
 }
 
-/** CPU milliseconds of one process, from /proc/<pid>/stat; 0 when it is gone. */
-function processMs(pid: number | string): number {
+/** CPU milliseconds and start time (ticks since boot) of one process; undefined when it is gone. */
+function statOf(pid: string): { ms: number; start: string } | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
-    return 0;
+    return undefined;
   }
   // The command name, field 2, may hold spaces: the fields after it are counted from its ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  return { ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND, start: fields[19]! };
 }
 
 function commandOf(pid: string): string | undefined {
@@ -40,31 +40,46 @@ function commandOf(pid: string): string | undefined {
   }
 }
 
-function postgresMs(): number {
-  let total = 0;
+/** Per PostgreSQL process (pid and start time, so a reused pid is another process), its CPU ms. */
+function postgresProcesses(): Map<string, number> {
+  const found = new Map<string, number>();
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    if (commandOf(entry) === 'postgres') total += processMs(entry);
+    if (commandOf(entry) !== 'postgres') continue;
+    const stat = statOf(entry);
+    if (stat) found.set(`${entry}:${stat.start}`, stat.ms);
   }
-  return total;
+  return found;
+}
+
+export interface CpuReading {
+  postgres: Map<string, number>;
+  server: number;
+  client: number;
 }
 
 /** CPU milliseconds used so far by PostgreSQL's processes, the server's and this one. */
-export function cpuNow(serverPid: number): CpuSplit | undefined {
+export function cpuNow(serverPid: number): CpuReading | undefined {
   if (process.platform !== 'linux') return undefined;
   const own = process.cpuUsage();
-  return { postgres: postgresMs(), server: processMs(serverPid), client: (own.user + own.system) / 1000 };
+  return {
+    postgres: postgresProcesses(),
+    server: statOf(String(serverPid))?.ms ?? 0,
+    client: (own.user + own.system) / 1000,
+  };
 }
 
 /**
- * What was spent between two readings. Processes that ended between them (connections closed) lose
- * their share: take the second reading before closing anything.
+ * What was spent between two readings. A PostgreSQL process that started between them counts
+ * whole; one that ended between them (a connection closed) loses its share: take the second reading
+ * before closing anything.
  */
-export function cpuSpent(before: CpuSplit | undefined, after: CpuSplit | undefined): CpuSplit | undefined {
+export function cpuSpent(
+  before: CpuReading | undefined,
+  after: CpuReading | undefined,
+): CpuSplit | undefined {
   if (!before || !after) return undefined;
-  return {
-    postgres: after.postgres - before.postgres,
-    server: after.server - before.server,
-    client: after.client - before.client,
-  };
+  let postgres = 0;
+  for (const [id, ms] of after.postgres) postgres += ms - (before.postgres.get(id) ?? 0);
+  return { postgres, server: after.server - before.server, client: after.client - before.client };
 }

@@ -4,7 +4,7 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * Admission of batch work: a large batch holds the event loop for tens of
  * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
  * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
- * most `running` batches are parsed, validated and written at once in this process, and the others
+ * most `running` batches (light ones: up to `lightRunning`, below) are parsed, validated and written at once in this process, and the others
  * wait, their body received but not parsed (a place is asked for once the whole body is in: a client
  * sending slowly holds no place).
  * A tenant may hold at most `runningPerTenant` places; a free place goes to the waiting tenant below
@@ -27,7 +27,7 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * waited `maxWaitMs` for a place is refused with 503. Both carry Retry-After.
  */
 export interface AdmissionLimits {
-  /** Batches processed at once in this process. */
+  /** Batches processed at once in this process (light ones past it: lightRunning). */
   running: number;
   /** Of them, batches of one tenant; past it only light batches, and only when nobody else waits. */
   runningPerTenant: number;
@@ -35,7 +35,8 @@ export interface AdmissionLimits {
   lightBytes: number;
   /**
    * Places in all that light batches may fill while no heavy batch waits (default `running`: none
-   * past it). admissionFor gives every database connection but two, at most LIGHT_PLACES_MAX.
+   * past it). admissionFor gives every database connection but two, at most LIGHT_PLACES_MAX and
+   * four per place of `running`.
    */
   lightRunning?: number;
   /** Batches of one tenant waiting for a place; 0: refuse when no place is free. */
@@ -69,6 +70,8 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
 
 /** The most places light batches fill at once (each holds a database connection while it writes). */
 export const LIGHT_PLACES_MAX = 8;
+/** Light places per place of BATCH_CONCURRENCY: an operator who lowers it lowers them too. */
+const LIGHT_PLACES_PER_PLACE = 4;
 /** Connections that light batches leave to reads and background work. */
 const CONNECTIONS_KEPT = 2;
 
@@ -88,7 +91,10 @@ export function admissionFor(
   const running = config.batchConcurrency ?? DEFAULT_ADMISSION.running;
   return new BatchAdmission({
     running,
-    lightRunning: Math.max(running, Math.min(LIGHT_PLACES_MAX, connections - CONNECTIONS_KEPT)),
+    lightRunning: Math.max(
+      running,
+      Math.min(LIGHT_PLACES_MAX, LIGHT_PLACES_PER_PLACE * running, connections - CONNECTIONS_KEPT),
+    ),
     runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
     waitingPerTenant: config.batchQueuePerTenant ?? DEFAULT_ADMISSION.waitingPerTenant,
     maxWaitMs: DEFAULT_ADMISSION.maxWaitMs,

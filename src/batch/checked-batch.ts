@@ -25,7 +25,7 @@ export interface CheckedBatch {
   invalid?: Uint8Array | undefined;
   /**
    * Per item, the key its row refers to (referencedKeysOf; empty for a resource without a
-   * reference): the rows as far as the missing-references query reads them (rowsOfReferences).
+   * reference): the rows as far as the missing-references query reads them (referenceRows).
    */
   referencedKeys: (string | undefined)[];
   /** With outcomes=true: per valid item, its key fields as sent, as JSON text. */

@@ -36,7 +36,7 @@ export type BatchTaskResult =
       items: number;
       /** Sorted by index, capped (src/batch/batch-errors.ts); empty for a valid batch. */
       errors: ItemError[];
-      /** Per item, the referenced key of its valid row (the missing-references query); empty without one. */
+      /** Per item, the key its row refers to (CheckedBatch.referencedKeys); empty without a reference. */
       referencedKeys: (string | undefined)[];
       /** With skipInvalid: 1 for each invalid item. */
       invalid?: Uint8Array;
@@ -60,7 +60,9 @@ export default async function checkBatchBody(task: BatchTask): Promise<BatchTask
     if (error instanceof BatchArrayRefused) return { kind: 'array', rule: error.rule };
     throw error;
   }
-  return { kind: 'checked', ...checked };
+  // Field by field: what crosses to the main thread must be cloneable (no functions).
+  const { items, errors, invalid, keyTexts, write, referencedKeys } = checked;
+  return { kind: 'checked', items, errors, invalid, keyTexts, write, referencedKeys };
 }
 
 /** A large acknowledgement body (POST /v1/deliveries/acknowledge): parse and check; the codes back. */

@@ -179,8 +179,14 @@ describe('batch admission', () => {
     await turn();
     assert.deepEqual(order.slice(5), ['b-light', 'heavy']);
     assert.deepEqual(admission.counts, { running: 2, waiting: 0 });
-    await finish(heavy);
-    await finish(late);
+    const more = [1, 2, 3].map((n) => watch(admission.enter(1, LIGHT), `c${n}`, order));
+    await turn();
+    assert.deepEqual(
+      order.slice(7),
+      ['c1', 'c2'],
+      'the heavy batch placed, light ones fill the places past two again',
+    );
+    for (const ticket of [heavy, late, ...more]) await finish(ticket);
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
@@ -204,7 +210,7 @@ describe('batch admission', () => {
     assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
-  test('the light places: every database connection but two, at most eight, never fewer than the places', () => {
+  test('the light places: every database connection but two, at most eight and four per place, never fewer than the places', () => {
     const lightPlaces = (connections: number, batchConcurrency?: number) => {
       const admission = admissionFor(batchConcurrency ? { batchConcurrency } : {}, connections);
       const tickets = Array.from({ length: 12 }, () => admission.enter(1, LIGHT));
@@ -221,6 +227,7 @@ describe('batch admission', () => {
     assert.equal(lightPlaces(6), 4);
     assert.equal(lightPlaces(100), LIGHT_PLACES_MAX);
     assert.equal(lightPlaces(4, 6), 6, 'BATCH_CONCURRENCY above the light places wins');
+    assert.equal(lightPlaces(10, 1), 4, 'four light places per place of BATCH_CONCURRENCY');
   });
 
   test('when every waiting tenant is at its bound, a free place still goes to one of them', async () => {
