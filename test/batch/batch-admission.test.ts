@@ -359,8 +359,14 @@ async function headersOf(db: Database, app: FastifyInstance): Promise<Record<str
 }
 
 const ITEMS = 3_000;
+/**
+ * A body past the light bound (256 KiB: about 330 KB here), so one place is one place: light bodies
+ * may also fill the places past BATCH_CONCURRENCY, up to the pool's connections but two.
+ */
 const productBatch = (prefix: string) =>
-  JSON.stringify(Array.from({ length: ITEMS }, (_, at) => ({ code: `${prefix}${at}`, description: 'p' })));
+  JSON.stringify(
+    Array.from({ length: ITEMS }, (_, at) => ({ code: `${prefix}${at}`, description: 'p'.repeat(80) })),
+  );
 
 for (const backend of backends()) {
   describe(`batch admission in the app on ${backend.name}`, () => {
@@ -426,7 +432,7 @@ for (const backend of backends()) {
       after(() => app.close());
       const a = await headersOf(db, app);
       const b = await headersOf(db, app);
-      const big = (prefix: string) => Buffer.from(productBatch(prefix)); // about 120 kB
+      const big = (prefix: string) => Buffer.from(productBatch(prefix)); // about 350 kB
       // A's body is half received and held.
       const slow = new PassThrough();
       const aBody = big('A-');
