@@ -4,9 +4,9 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * Admission of batch work: a large batch holds the event loop for tens of
  * milliseconds at a time (parsing, validation, the column literals) and its parsed body takes
  * hundreds of MB of heap; eight at once made another tenant's small reads wait half a second. So at
- * most `running` batches (light ones: up to `lightRunning`, below) are parsed, validated and written at once in this process, and the others
- * wait, their body received but not parsed (a place is asked for once the whole body is in: a client
- * sending slowly holds no place).
+ * most `running` batches (light ones: up to `lightRunning`, below) are parsed, validated and written
+ * at once in this process, and the others wait, their body received but not parsed (a place is asked
+ * for once the whole body is in: a client sending slowly holds no place).
  * A tenant may hold at most `runningPerTenant` places; a free place goes to the waiting tenant below
  * that bound served longest ago (a tenant new to the queue first), not to the oldest request, so a
  * tenant with many batches queued does not make another tenant's one batch wait behind all of them.
