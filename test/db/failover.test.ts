@@ -6,6 +6,7 @@ import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
+import { isConnectionError } from '../../src/db/failures.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 
@@ -76,6 +77,27 @@ describe('PostgreSQL in production topologies', {
       const write = await tenant.post('/api/products/batch-create', products(`C${n}-`, 10));
       assert.equal(write.status, 201, JSON.stringify(write.body));
     }
+  });
+
+  test('a session ended between two statements of a transaction fails that transaction, not the process', async () => {
+    const scratch = await scratchPostgresDatabase(serverUrl!);
+    after(() => scratch.drop());
+    const server = await startServer(loadConfig({ ...quiet, DATABASE_URL: scratch.url, DB_POOL_SIZE: '2' }));
+    after(() => server.close());
+    const ended = server.db.transaction(async (tx) => {
+      const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await admin(`SELECT pg_terminate_backend(${session!.pid})`);
+      // The server's FATAL (57P01, as at a failover or a fast shutdown) arrives while no statement
+      // runs on the connection: unheard, pg's 'error' event would end the process.
+      await new Promise((done) => setTimeout(done, 300));
+      await tx.query('SELECT 1');
+    });
+    await assert.rejects(ended, (error) => isConnectionError(error));
+    // The connection is not reused: what comes next gets a new one.
+    for (let n = 0; n < 4; n++) {
+      assert.deepEqual(await server.db.query('SELECT 1 AS one'), [{ one: 1 }]);
+    }
+    assert.equal((await readiness(server)).status, 200);
   });
 
   test('instances that together want more connections than allowed wait for their own', async () => {
