@@ -20,7 +20,7 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/keyed-reply.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
-import { requestsInFlight } from './http/requests-in-flight.js';
+import { type RequestsInFlight, requestsInFlight } from './http/requests-in-flight.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from './jobs/job-work.js';
@@ -53,6 +53,8 @@ declare module 'fastify' {
     webhookDeliveries: WebhookDeliveries;
     /** Bulk jobs (one of the background works): tests run a round, then wait for its runs. */
     jobs: JobWork;
+    /** The requests being answered now: serve hands memory back once there are none for a while. */
+    requestsInFlight: RequestsInFlight;
   }
   interface FastifyRequest {
     /** The tenant whose rows this request may see and change; set by the authentication guard. */
@@ -149,6 +151,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // First of every hook, before any plugin is registered: every route's requests are counted.
   const serving = requestsInFlight(app);
+  app.decorate('requestsInFlight', serving);
   app.decorateRequest('tenantId', 0);
   const feedWatch = new FeedStallWatch(
     options.db,

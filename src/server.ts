@@ -6,6 +6,7 @@ import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
 import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js';
+import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
@@ -31,6 +32,26 @@ async function createDemoTenant(db: Database): Promise<NewTenant | undefined> {
   return demo;
 }
 
+/**
+ * Hands freed memory back to the system once the process has answered nothing for a while: first
+ * after the start (PGlite's compilation, the migrations), then after each spell of requests.
+ */
+function trimMemoryWhenQuiet(app: FastifyInstance): QuietTrim | undefined {
+  const mallocTrim = loadMallocTrim();
+  if (!mallocTrim) return undefined;
+  const trim = new QuietTrim(() => {
+    const before = process.memoryUsage.rss();
+    mallocTrim();
+    const after = process.memoryUsage.rss();
+    app.log.debug({ rssMb: mb(after), handedBackMb: mb(before - after) }, 'freed memory handed back');
+  }, app.requestsInFlight);
+  app.requestsInFlight.onQuiet(() => trim.quiet());
+  trim.quiet();
+  return trim;
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+
 /** Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
@@ -47,12 +68,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Beside the server: the background work (src/background/; stopped when the app closes).
     app.background.start();
     const running = app;
+    const trim = trimMemoryWhenQuiet(running);
     return {
       app: running,
       db,
       url,
       demo,
       async close() {
+        trim?.stop();
         try {
           await running.close();
         } finally {

@@ -1,13 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 
+/** The requests the app is answering now. */
+export interface RequestsInFlight {
+  /** Whether one is being answered. */
+  (): boolean;
+  /** Calls listener each time the last request in flight ends (the app has nothing left to answer). */
+  onQuiet(listener: () => void): void;
+}
+
 /**
  * Whether the app is answering a request now. Background work that can run at two speeds asks it:
  * a bulk job makes its next block ready while one is written only when nothing else is being
  * answered, so that a lone job gets both cores and other tenants' requests, when there are some,
- * find the CPU free (docs/decisions.md, "Bulk jobs: looking ahead only when alone").
+ * find the CPU free (docs/decisions.md, "Bulk jobs: looking ahead only when alone"). The process
+ * hands freed memory back once it has been quiet a while (src/memory-trim.ts).
  */
-export function requestsInFlight(app: FastifyInstance): () => boolean {
+export function requestsInFlight(app: FastifyInstance): RequestsInFlight {
   let count = 0;
+  const listeners: (() => void)[] = [];
   app.addHook('onRequest', async (_request, reply) => {
     count++;
     let ended = false;
@@ -15,10 +25,15 @@ export function requestsInFlight(app: FastifyInstance): () => boolean {
       if (ended) return;
       ended = true;
       count--;
+      if (count === 0) for (const listener of listeners) listener();
     };
     // 'finish' when the answer was sent, 'close' when the connection went first: one of them always.
     reply.raw.once('finish', end);
     reply.raw.once('close', end);
   });
-  return () => count > 0;
+  const inFlight = () => count > 0;
+  inFlight.onQuiet = (listener: () => void) => {
+    listeners.push(listener);
+  };
+  return inFlight;
 }

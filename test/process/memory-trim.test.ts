@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { spawnServer, waitReady } from '../../kit/server-process.js';
+import { httpTransport } from '../../kit/transport.js';
+import { loadMallocTrim, QuietTrim } from '../../src/memory-trim.js';
+
+/*
+ * The served process hands freed memory back to the system once it has been quiet a while
+ * (src/memory-trim.ts): after its start, and after each spell of requests, never while one is
+ * being answered. The figures it brings are in docs/performance.md (npm run bench:embedded).
+ */
+
+const QUIET_MS = 1_000;
+
+describe('QuietTrim', () => {
+  function counted(busy = () => false) {
+    let trims = 0;
+    const trim = new QuietTrim(() => void trims++, busy, QUIET_MS);
+    return { trim, trims: () => trims };
+  }
+
+  test('trims once the process has been quiet for the whole wait, and once only', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { trim, trims } = counted();
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS - 1);
+    assert.equal(trims(), 0, 'not before the wait');
+    t.mock.timers.tick(1);
+    assert.equal(trims(), 1);
+    t.mock.timers.tick(10 * QUIET_MS);
+    assert.equal(trims(), 1, 'nothing new to hand back until requests come');
+    assert.equal(trim.trims, 1);
+  });
+
+  test('another quiet spell before the wait ends puts the trim off', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { trim, trims } = counted();
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS - 100);
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS - 100);
+    assert.equal(trims(), 0);
+    t.mock.timers.tick(100);
+    assert.equal(trims(), 1);
+  });
+
+  test('a request in flight when it is due: no trim; the next quiet spell brings it', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let answering = true;
+    const { trim, trims } = counted(() => answering);
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS);
+    assert.equal(trims(), 0);
+    answering = false;
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS);
+    assert.equal(trims(), 1);
+  });
+
+  test('stop() cancels a trim that is due', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { trim, trims } = counted();
+    trim.quiet();
+    trim.stop();
+    t.mock.timers.tick(2 * QUIET_MS);
+    assert.equal(trims(), 0);
+  });
+});
+
+const glibc = Boolean(
+  (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime,
+);
+
+test("malloc_trim is found in this machine's C library (glibc on Linux)", {
+  skip: glibc ? false : 'not glibc: the trim is not available, and serve runs without it',
+}, () => {
+  const trim = loadMallocTrim();
+  assert.ok(trim, 'malloc_trim loaded through koffi');
+  trim();
+});
+
+test('the served process trims after its start and after requests, as its debug log shows', {
+  skip: glibc ? false : 'not glibc',
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sfa-trim-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  let output = '';
+  const server = await spawnServer({
+    env: { ...process.env, DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'debug', DATABASE_URL: '' },
+    onOutput: (chunk) => {
+      output += chunk.toString();
+    },
+  });
+  after(() => server.stop());
+  await waitReady(server, 60_000, () => output.slice(-4000));
+  const trims = () =>
+    output
+      .split('\n')
+      .filter((line) => line.includes('"freed memory handed back"'))
+      .map((line) => JSON.parse(line) as { rssMb: number; handedBackMb: number });
+  const waitForTrims = async (count: number) => {
+    const deadline = Date.now() + 15_000;
+    while (trims().length < count) {
+      assert.ok(Date.now() < deadline, `${count} trims in the log:\n${output.slice(-2000)}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  };
+  await waitForTrims(1);
+  const [atStart] = trims();
+  assert.ok(atStart!.rssMb > 0 && atStart!.handedBackMb >= 0, JSON.stringify(atStart));
+  // Requests, then quiet: one more trim.
+  for (let n = 0; n < 5; n++) {
+    assert.equal((await httpTransport(server.url).send({ path: '/health' })).status, 200);
+  }
+  await waitForTrims(2);
+});
