@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { tenantClient } from '../../kit/tenant-client.js';
+import { injectTransport } from '../../kit/transport.js';
+import { buildApp } from '../../src/app.js';
+import { migrate } from '../../src/db/migrate.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { createTenant } from '../../src/tenants/tenants.js';
+import { testAuthConfig } from '../helpers/app.js';
+
+/*
+ * Light places in the app (src/batch/batch-admission.ts): with BATCH_CONCURRENCY=1 and a pool of six
+ * connections, a lone tenant's light batches (under 256 KiB) run four at once (every connection but
+ * two), and its heavy ones one at a time. Seen from PostgreSQL: the tenant's rows are locked by
+ * another session, so each admitted batch's statement waits on its row, and pg_stat_activity counts
+ * the app's statements waiting at once.
+ */
+
+const url = process.env.TEST_DATABASE_URL;
+const POOL = 6;
+const LIGHT_PLACES = POOL - 2;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe('light places in the app on postgres', { skip: url ? false : 'needs TEST_DATABASE_URL' }, () => {
+  async function setup() {
+    const applicationName = `sfa-light-${randomUUID().slice(0, 8)}`;
+    const db = openPostgres({ connectionString: url!, poolSize: POOL, applicationName });
+    after(() => db.close());
+    await migrate(db);
+    const app = await buildApp({
+      db,
+      config: {
+        ...testAuthConfig,
+        batchConcurrency: 1,
+        batchConcurrencyPerTenant: 1,
+        batchQueuePerTenant: 16,
+      },
+      logLevel: 'silent',
+    });
+    after(() => app.close());
+    const tenant = await createTenant(db, `light-${randomUUID()}`);
+    const headers = {
+      'content-type': 'application/json',
+      ...(await tenantClient(injectTransport(app), tenant)).headers,
+    };
+    const post = (body: unknown) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/products/batch-create',
+        headers,
+        payload: JSON.stringify(body),
+      });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    after(() => admin.end());
+    /** The app's statements waiting on a lock now (the admin session's stats snapshot taken anew). */
+    const waiting = async () => {
+      await admin.query('SELECT pg_stat_clear_snapshot()');
+      return Number(
+        (
+          await admin.query<{ n: string }>(
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [applicationName],
+          )
+        ).rows[0]!.n,
+      );
+    };
+    /** Locks the tenant's products of these codes in a transaction of the admin session. */
+    const lock = async (codes: string[]) => {
+      await admin.query('BEGIN');
+      const locked = await admin.query(
+        'SELECT 1 FROM products WHERE tenant_id = $1 AND code = ANY($2) FOR UPDATE',
+        [tenant.tenantId, codes],
+      );
+      assert.equal(locked.rowCount, codes.length);
+    };
+    /** Waits until `count` statements wait, then a while more to see no other join them. */
+    const settleAt = async (count: number) => {
+      for (let tries = 0; (await waiting()) < count; tries++) {
+        assert.ok(tries < 200, `${count} statements waiting (now ${await waiting()})`);
+        await sleep(25);
+      }
+      await sleep(300);
+      return waiting();
+    };
+    return { post, lock, settleAt, release: () => admin.query('COMMIT') };
+  }
+
+  const codes = Array.from({ length: 6 }, (_, n) => `L${n}`);
+
+  test('light batches of a lone tenant run four at once: every connection but two', async () => {
+    const { post, lock, settleAt, release } = await setup();
+    assert.equal((await post(codes.map((code) => ({ code, description: 'first' })))).statusCode, 201);
+    await lock(codes);
+    const answers = codes.map((code) => post([{ code, description: 'changed' }]));
+    assert.equal(await settleAt(LIGHT_PLACES), LIGHT_PLACES);
+    await release();
+    for (const answer of await Promise.all(answers)) assert.equal(answer.statusCode, 201, answer.body);
+  });
+
+  test('heavy batches of a lone tenant run one at a time (BATCH_CONCURRENCY=1)', async () => {
+    const { post, lock, settleAt, release } = await setup();
+    assert.equal((await post(codes.map((code) => ({ code, description: 'first' })))).statusCode, 201);
+    await lock(codes);
+    // Past the light bound (256 KiB): each body is its locked product and 3,000 new ones.
+    const heavy = (code: string) => [
+      { code, description: 'changed' },
+      ...Array.from({ length: 3_000 }, (_, at) => ({ code: `${code}-${at}`, description: 'p'.repeat(80) })),
+    ];
+    assert.ok(JSON.stringify(heavy('L0')).length > 256 * 1024);
+    const answers = codes.slice(0, 3).map((code) => post(heavy(code)));
+    assert.equal(await settleAt(1), 1);
+    await release();
+    for (const answer of await Promise.all(answers)) assert.equal(answer.statusCode, 201, answer.body);
+  });
+});
