@@ -257,7 +257,7 @@ describe('behind PgBouncer in transaction mode', {
       updated: 0,
       ignored: 0,
     });
-    const keys = await feedKeys(survivor, 'prices', ['product_code', 'price_list']);
+    const keys = await feedKeys(survivor, 'prices', ['product_code', 'price_list'], JOB_ROWS);
     assert.equal(keys.length, JOB_ROWS, 'each row once in the change feed');
     assert.equal(new Set(keys).size, JOB_ROWS);
   });

@@ -83,8 +83,27 @@ export function csv(header: readonly string[], rows: readonly (readonly string[]
   return [header, ...rows].map((row) => row.map(cell).join(',')).join(newline) + newline;
 }
 
-/** The key of every change of the resource in the tenant's feed, walked page by page (API only). */
+/**
+ * The key of every change of the resource in the tenant's feed, walked page by page (API only), once
+ * at least `atLeast` are served. Another suite's transaction open on a shared PostgreSQL rightly holds
+ * the feed back until it ends (xids are the cluster's), so the walk is repeated until then (at most
+ * 60 s); more keys than expected are duplicates, which the caller's count catches.
+ */
 export async function feedKeys(
+  tenant: TenantClient,
+  resource: string,
+  key: readonly string[],
+  atLeast = 0,
+): Promise<string[]> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const keys = await feedKeysNow(tenant, resource, key);
+    if (keys.length >= atLeast || Date.now() > deadline) return keys;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function feedKeysNow(
   tenant: TenantClient,
   resource: string,
   key: readonly string[],

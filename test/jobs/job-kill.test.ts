@@ -83,7 +83,7 @@ for (const backend of servedBackends) {
       const createdLines = await resultsOf(client, id, 'created');
       assert.equal(createdLines.length, ROWS - 1);
       assert.equal(new Set(createdLines.map((row) => row.line)).size, ROWS - 1);
-      const keys = await feedKeys(client, 'prices', ['product_code', 'price_list']);
+      const keys = await feedKeys(client, 'prices', ['product_code', 'price_list'], ROWS - 1);
       assert.equal(keys.length, ROWS - 1, 'each row once in the change feed');
       assert.equal(new Set(keys).size, ROWS - 1);
       await server.stop();
