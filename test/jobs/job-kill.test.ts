@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { CLI, cliLaunch, type ServerProcess, spawnServer, waitReady } from '../../kit/server-process.js';
 import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
@@ -47,6 +47,8 @@ for (const backend of servedBackends) {
         return server;
       };
       let server: ServerProcess = await start();
+      // A failed assertion must not leave the served process (and this file's run) alive.
+      after(() => server.kill());
       let client: TenantClient = await tenantClient(httpTransport(server.url), tenant);
       const products = await client.post('/api/products/batch-create', [
         { code: 'P1', description: 'one' },
