@@ -41,9 +41,11 @@ function trimMemoryWhenQuiet(app: FastifyInstance): QuietTrim | undefined {
   if (!mallocTrim) return undefined;
   const trim = new QuietTrim(() => {
     const before = process.memoryUsage.rss();
+    const started = performance.now();
     mallocTrim();
+    const ms = Math.round((performance.now() - started) * 10) / 10;
     const after = process.memoryUsage.rss();
-    app.log.debug({ rssMb: mb(after), handedBackMb: mb(before - after) }, 'freed memory handed back');
+    app.log.debug({ rssMb: mb(after), handedBackMb: mb(before - after), ms }, 'freed memory handed back');
   }, app.requestsInFlight);
   app.requestsInFlight.onQuiet(() => trim.quiet());
   trim.quiet();
