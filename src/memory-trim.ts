@@ -8,8 +8,9 @@ import { createRequire } from 'node:module';
  * default's memory"). malloc_trim(0) returns every free page to the system, in a few milliseconds;
  * Node offers no call for it, so it is reached through koffi, a foreign function interface.
  *
- * It runs once the process has answered nothing for a while: under load the freed memory is reused
- * at once, and handing it back would only make the next request fault it in again.
+ * It runs once the process has answered nothing for a while and runs no bulk job: under load the
+ * freed memory is reused at once, and handing it back would only make the next request fault it in
+ * again.
  */
 
 /** Hands the free pages of every malloc arena back to the system. */
@@ -34,27 +35,41 @@ export function loadMallocTrim(): Trim | undefined {
 export const QUIET_MS = 1_000;
 
 /**
+ * A trim is worth its few milliseconds only when there is something to hand back: the process grew
+ * by this much since the last trim. A health probe every few seconds then trims nothing.
+ */
+export const MIN_GROWTH_BYTES = 8 * 1024 * 1024;
+
+/**
  * Trims once the process has been quiet for quietMs: armed by quiet() (the start, or the last
- * request in flight ending), put off by another quiet() before then, skipped if a request is in
- * flight when it is due. One trim per quiet spell: nothing new to hand back until requests come.
+ * request in flight ending), put off by another quiet() before then, skipped if work is in progress
+ * when it is due (a request, a bulk job) or if the process grew less than MIN_GROWTH_BYTES since the
+ * last trim. One trim per quiet spell: nothing new to hand back until requests come.
  */
 export class QuietTrim {
   #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  /** The resident size after the last trim. */
+  #trimmedTo: number | undefined;
   #trims = 0;
 
   constructor(
     private readonly trim: Trim,
     private readonly busy: () => boolean,
     private readonly quietMs = QUIET_MS,
+    private readonly rss: () => number = () => process.memoryUsage.rss(),
   ) {}
 
   /** The process has nothing to answer now. */
   quiet(): void {
+    if (this.#stopped) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      if (this.busy()) return;
+      if (this.#stopped || this.busy()) return;
+      if (this.#trimmedTo !== undefined && this.rss() - this.#trimmedTo < MIN_GROWTH_BYTES) return;
       this.trim();
+      this.#trimmedTo = this.rss();
       this.#trims++;
     }, this.quietMs);
     // A pending trim never keeps the process alive.
@@ -66,7 +81,9 @@ export class QuietTrim {
     return this.#trims;
   }
 
+  /** No trim from now on (the server is closing; requests that end meanwhile arm none). */
   stop(): void {
+    this.#stopped = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }

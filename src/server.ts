@@ -33,20 +33,24 @@ async function createDemoTenant(db: Database): Promise<NewTenant | undefined> {
 }
 
 /**
- * Hands freed memory back to the system once the process has answered nothing for a while: first
- * after the start (PGlite's compilation, the migrations), then after each spell of requests.
+ * Hands freed memory back to the system once the process has answered nothing for a while and runs
+ * no bulk job: first after the start (PGlite's compilation, the migrations), then after each spell
+ * of requests (a job's client polls it, so the end of a job is followed by one).
  */
 function trimMemoryWhenQuiet(app: FastifyInstance): QuietTrim | undefined {
   const mallocTrim = loadMallocTrim();
   if (!mallocTrim) return undefined;
-  const trim = new QuietTrim(() => {
-    const before = process.memoryUsage.rss();
-    const started = performance.now();
-    mallocTrim();
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    const after = process.memoryUsage.rss();
-    app.log.debug({ rssMb: mb(after), handedBackMb: mb(before - after), ms }, 'freed memory handed back');
-  }, app.requestsInFlight);
+  const trim = new QuietTrim(
+    () => {
+      const before = process.memoryUsage.rss();
+      const started = performance.now();
+      mallocTrim();
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const after = process.memoryUsage.rss();
+      app.log.debug({ rssMb: mb(after), handedBackMb: mb(before - after), ms }, 'freed memory handed back');
+    },
+    () => app.requestsInFlight() || app.jobs.running > 0,
+  );
   app.requestsInFlight.onQuiet(() => trim.quiet());
   trim.quiet();
   return trim;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { injectTransport } from '../../kit/transport.js';
@@ -34,10 +35,26 @@ describe('light places in the app on postgres', {
     cluster ??= await startPrivateCluster();
     const url = cluster.url;
     const applicationName = `sfa-light-${randomUUID().slice(0, 8)}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    let locking = false;
+    const release = async () => {
+      if (!locking) return;
+      locking = false;
+      await admin.query('COMMIT');
+    };
     const db = openPostgres({ connectionString: url, poolSize: POOL, applicationName });
-    after(() => db.close());
+    let app: FastifyInstance | undefined;
+    // In this order, also after a failed assertion: the rows unlocked first, so that the batches
+    // waiting on them end and the app and its pool can close.
+    after(async () => {
+      await release();
+      await app?.close();
+      await db.close();
+      await admin.end();
+    });
     await migrate(db);
-    const app = await buildApp({
+    app = await buildApp({
       db,
       config: {
         ...testAuthConfig,
@@ -47,22 +64,19 @@ describe('light places in the app on postgres', {
       },
       logLevel: 'silent',
     });
-    after(() => app.close());
     const tenant = await createTenant(db, `light-${randomUUID()}`);
     const headers = {
       'content-type': 'application/json',
       ...(await tenantClient(injectTransport(app), tenant)).headers,
     };
+    const served = app;
     const post = (body: unknown) =>
-      app.inject({
+      served.inject({
         method: 'POST',
         url: '/api/products/batch-create',
         headers,
         payload: JSON.stringify(body),
       });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    after(() => admin.end());
     /** The app's statements waiting on a lock now (the admin session's stats snapshot taken anew). */
     const waiting = async () => {
       await admin.query('SELECT pg_stat_clear_snapshot()');
@@ -78,6 +92,7 @@ describe('light places in the app on postgres', {
     /** Locks the tenant's products of these codes in a transaction of the admin session. */
     const lock = async (codes: string[]) => {
       await admin.query('BEGIN');
+      locking = true;
       const locked = await admin.query(
         'SELECT 1 FROM products WHERE tenant_id = $1 AND code = ANY($2) FOR UPDATE',
         [tenant.tenantId, codes],
@@ -93,7 +108,7 @@ describe('light places in the app on postgres', {
       await sleep(300);
       return waiting();
     };
-    return { post, lock, settleAt, release: () => admin.query('COMMIT') };
+    return { post, lock, settleAt, release };
   }
 
   const codes = Array.from({ length: 6 }, (_, n) => `L${n}`);

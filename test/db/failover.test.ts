@@ -86,10 +86,11 @@ describe('PostgreSQL in production topologies', {
     after(() => server.close());
     const ended = server.db.transaction(async (tx) => {
       const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      await admin(`SELECT pg_terminate_backend(${session!.pid})`);
-      // The server's FATAL (57P01, as at a failover or a fast shutdown) arrives while no statement
-      // runs on the connection: unheard, pg's 'error' event would end the process.
-      await new Promise((done) => setTimeout(done, 300));
+      // Waits (up to 5 s) until the session has ended: its FATAL (57P01, as at a failover or a fast
+      // shutdown) is then on its way while no statement runs on the connection; unheard, pg's 'error'
+      // event would end the process.
+      await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
+      await new Promise((done) => setTimeout(done, 100));
       await tx.query('SELECT 1');
     });
     await assert.rejects(ended, (error) => isConnectionError(error));

@@ -86,8 +86,9 @@ export function csv(header: readonly string[], rows: readonly (readonly string[]
 /**
  * The key of every change of the resource in the tenant's feed, walked page by page (API only), once
  * at least `atLeast` are served. Another suite's transaction open on a shared PostgreSQL rightly holds
- * the feed back until it ends (xids are the cluster's), so the walk is repeated until then (at most
- * 60 s); more keys than expected are duplicates, which the caller's count catches.
+ * the feed back until it ends (xids are the cluster's): the walk then goes on from its last cursor, as
+ * an integrator's next poll would (at most 60 s). More keys than expected are duplicates, which the
+ * caller's count catches.
  */
 export async function feedKeys(
   tenant: TenantClient,
@@ -95,27 +96,17 @@ export async function feedKeys(
   key: readonly string[],
   atLeast = 0,
 ): Promise<string[]> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const keys = await feedKeysNow(tenant, resource, key);
-    if (keys.length >= atLeast || Date.now() > deadline) return keys;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function feedKeysNow(
-  tenant: TenantClient,
-  resource: string,
-  key: readonly string[],
-): Promise<string[]> {
   const keys: string[] = [];
-  let path = `/v1/changes?resource=${resource}&limit=1000`;
+  const deadline = Date.now() + 60_000;
+  let after = '';
   for (;;) {
-    const page = await tenant.get(path);
+    const page = await tenant.get(`/v1/changes?resource=${resource}&limit=1000${after}`);
     if (page.status !== 200) throw new Error(`feed: ${page.text}`);
     for (const row of page.body.data) keys.push(key.map((name) => row[name]).join('/'));
-    if (page.body.data.length < 1000) return keys;
-    path = `/v1/changes?resource=${resource}&limit=1000&after=${page.body.next}`;
+    after = `&after=${page.body.next}`;
+    if (page.body.data.length === 1000) continue;
+    if (keys.length >= atLeast || Date.now() > deadline) return keys;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

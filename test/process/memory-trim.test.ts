@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { spawnServer, waitReady } from '../../kit/server-process.js';
+import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
-import { loadMallocTrim, QuietTrim } from '../../src/memory-trim.js';
+import { loadMallocTrim, MIN_GROWTH_BYTES, QUIET_MS, QuietTrim } from '../../src/memory-trim.js';
+import { generateCustomers } from '../../src/seed/generate.js';
 
 /*
  * The served process hands freed memory back to the system once it has been quiet a while
@@ -13,12 +15,10 @@ import { loadMallocTrim, QuietTrim } from '../../src/memory-trim.js';
  * being answered. The figures it brings are in docs/performance.md (npm run bench:embedded).
  */
 
-const QUIET_MS = 1_000;
-
 describe('QuietTrim', () => {
-  function counted(busy = () => false) {
+  function counted(busy = () => false, rss = () => 0) {
     let trims = 0;
-    const trim = new QuietTrim(() => void trims++, busy, QUIET_MS);
+    const trim = new QuietTrim(() => void trims++, busy, QUIET_MS, rss);
     return { trim, trims: () => trims };
   }
 
@@ -60,11 +60,33 @@ describe('QuietTrim', () => {
     assert.equal(trims(), 1);
   });
 
-  test('stop() cancels a trim that is due', (t) => {
+  test('after a trim, the next needs the process to have grown by MIN_GROWTH_BYTES since', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let rss = 100 * MIN_GROWTH_BYTES;
+    const { trim, trims } = counted(
+      () => false,
+      () => rss,
+    );
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS);
+    assert.equal(trims(), 1, 'the first trim needs no growth');
+    rss += MIN_GROWTH_BYTES - 1;
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS);
+    assert.equal(trims(), 1, 'a health probe every few seconds trims nothing');
+    rss += 1;
+    trim.quiet();
+    t.mock.timers.tick(QUIET_MS);
+    assert.equal(trims(), 2);
+  });
+
+  test('stop() cancels a trim that is due, and quiet() arms none after it', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const { trim, trims } = counted();
     trim.quiet();
     trim.stop();
+    t.mock.timers.tick(2 * QUIET_MS);
+    trim.quiet();
     t.mock.timers.tick(2 * QUIET_MS);
     assert.equal(trims(), 0);
   });
@@ -82,7 +104,7 @@ test("malloc_trim is found in this machine's C library (glibc on Linux)", {
   trim();
 });
 
-test('the served process trims after its start and after requests, as its debug log shows', {
+test('the served process trims after its start and after a batch, as its debug log shows', {
   skip: glibc ? false : 'not glibc',
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sfa-trim-'));
@@ -94,13 +116,13 @@ test('the served process trims after its start and after requests, as its debug 
       output += chunk.toString();
     },
   });
-  after(() => server.stop());
+  after(() => server.kill());
   await waitReady(server, 60_000, () => output.slice(-4000));
   const trims = () =>
     output
       .split('\n')
       .filter((line) => line.includes('"freed memory handed back"'))
-      .map((line) => JSON.parse(line) as { rssMb: number; handedBackMb: number });
+      .map((line) => JSON.parse(line) as { rssMb: number; handedBackMb: number; ms: number });
   const waitForTrims = async (count: number) => {
     const deadline = Date.now() + 15_000;
     while (trims().length < count) {
@@ -110,10 +132,22 @@ test('the served process trims after its start and after requests, as its debug 
   };
   await waitForTrims(1);
   const [atStart] = trims();
-  assert.ok(atStart!.rssMb > 0 && atStart!.handedBackMb >= 0, JSON.stringify(atStart));
-  // Requests, then quiet: one more trim.
-  for (let n = 0; n < 5; n++) {
-    assert.equal((await httpTransport(server.url).send({ path: '/health' })).status, 200);
-  }
-  await waitForTrims(2);
+  assert.ok(atStart!.rssMb > 0 && atStart!.handedBackMb >= 0 && atStart!.ms >= 0, JSON.stringify(atStart));
+  // The quiet spell after waitReady's last poll is over; then a batch of the demo tenant.
+  await new Promise((done) => setTimeout(done, 2.5 * QUIET_MS));
+  const before = trims().length;
+  const printed = (label: string) => new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(output)![1]!;
+  const demo = await tenantClient(httpTransport(server.url), {
+    subscriptionKey: printed('subscription key'),
+    clientId: printed('client id'),
+    clientSecret: printed('client secret'),
+  });
+  const batch = await demo.post(
+    '/api/customers/batch-create',
+    generateCustomers({ from: 0, count: 3_000, seed: 3 }),
+  );
+  assert.equal(batch.status, 201, batch.text);
+  await waitForTrims(before + 1);
+  const afterBatch = trims()[before]!;
+  assert.ok(afterBatch.handedBackMb > 0, `the batch left memory to hand back: ${JSON.stringify(afterBatch)}`);
 });
