@@ -51,7 +51,6 @@ export class QuietTrim {
   #stopped = false;
   /** The resident size after the last trim. */
   #trimmedTo: number | undefined;
-  #trims = 0;
 
   constructor(
     private readonly trim: Trim,
@@ -70,15 +69,9 @@ export class QuietTrim {
       if (this.#trimmedTo !== undefined && this.rss() - this.#trimmedTo < MIN_GROWTH_BYTES) return;
       this.trim();
       this.#trimmedTo = this.rss();
-      this.#trims++;
     }, this.quietMs);
     // A pending trim never keeps the process alive.
     this.#timer.unref();
-  }
-
-  /** How many trims ran. */
-  get trims(): number {
-    return this.#trims;
   }
 
   /** No trim from now on (the server is closing; requests that end meanwhile arm none). */

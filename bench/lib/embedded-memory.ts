@@ -1,6 +1,7 @@
 import { spawnServer, waitReady } from '../../kit/server-process.js';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
+import { printedDemoCredentials } from '../../kit/welcome-text.js';
 import { customers } from '../../src/resources/customers.js';
 import { generateCustomers } from '../../src/seed/generate.js';
 import { onCleanup } from './cleanup.js';
@@ -65,20 +66,10 @@ async function serve(env: NodeJS.ProcessEnv): Promise<Started> {
   };
 }
 
-function printed(stdout: string, label: string): string {
-  const value = new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)?.[1];
-  if (!value) throw new Error(`the first start printed no ${label}:\n${stdout}`);
-  return value;
-}
-
 export async function measureEmbeddedMemory(): Promise<EmbeddedMemory> {
   const env = { ...serverEnv(), DATA_DIR: tempDir('sfa-bench-embedded-') };
   const first = await serve(env);
-  const demo = {
-    subscriptionKey: printed(first.stdout(), 'subscription key'),
-    clientId: printed(first.stdout(), 'client id'),
-    clientSecret: printed(first.stdout(), 'client secret'),
-  };
+  const demo = printedDemoCredentials(first.stdout());
   await sleep(REST_MS);
   const firstRestKb = memoryOf(first.pid).rssKb;
   await first.stop();

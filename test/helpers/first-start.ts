@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { printedValue } from '../../kit/welcome-text.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -60,7 +61,7 @@ export async function startFirstServe(
     dataDir,
     stdout: () => stdout,
     printed(label) {
-      const value = new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)?.[1];
+      const value = printedValue(stdout, label);
       assert.ok(value, `"${label}" printed at first start`);
       return value;
     },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { printedValue } from '../../kit/welcome-text.js';
 
 /*
  * The batch worker thread's module is found both where the service runs: from the sources under tsx
@@ -38,7 +39,7 @@ async function serveAndPost(command: string[]): Promise<void> {
     assert.equal(server.exitCode, null, `serve ended: ${stdout} ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const printed = (label: string) => new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(stdout)![1]!;
+  const printed = (label: string) => printedValue(stdout, label)!;
   const base = printed('base URL');
   const key = printed('subscription key');
   const tokenAnswer = await fetch(`${base}/token`, {
