@@ -9,6 +9,7 @@ import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js'
 import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
+import { FOR_SIZE_FLAG, favourMemoryOverSpeed } from './v8-for-size.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
@@ -61,6 +62,8 @@ const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 /** Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
+  const embedded = !config.databaseUrl;
+  if (embedded) favourMemoryOverSpeed();
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
@@ -69,6 +72,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // The embedded default runs in small VMs: its worker threads give their memory back at once.
     if (db.backend === 'pglite') endWorkersWhenIdle();
     app = await buildApp({ db, config, logLevel: config.logLevel });
+    if (embedded) app.log.debug({ v8: FOR_SIZE_FLAG }, 'embedded engine: V8 favours memory over speed');
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
     // Beside the server: the background work (src/background/; stopped when the app closes).

@@ -11,7 +11,7 @@ import { loadMallocTrim, MIN_GROWTH_BYTES, QUIET_MS, QuietTrim } from '../../src
 import { generateCustomers } from '../../src/seed/generate.js';
 
 /*
- * The served process hands freed memory back to the system once it has been quiet a while
+ * The served embedded process runs V8 optimized for size (src/v8-for-size.ts), and hands freed memory back to the system once it has been quiet a while
  * (src/memory-trim.ts): after its start, and after each spell of requests, never while one is
  * being answered. The figures it brings are in docs/performance.md (npm run bench:embedded).
  */
@@ -104,7 +104,7 @@ test("malloc_trim is found in this machine's C library (glibc on Linux)", {
   trim();
 });
 
-test('the served process trims after its start and after a batch, as its debug log shows', {
+test('the served embedded process favours memory over speed, and trims after its start and after a batch, as its debug log shows', {
   skip: glibc ? false : 'not glibc',
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sfa-trim-'));
@@ -130,6 +130,8 @@ test('the served process trims after its start and after a batch, as its debug l
       await new Promise((done) => setTimeout(done, 100));
     }
   };
+  // src/v8-for-size.ts: V8 optimizes for size on the embedded engine (PostgreSQL keeps its defaults).
+  assert.match(output, /"v8":"--optimize-for-size".*"embedded engine: V8 favours memory over speed"/);
   await waitForTrims(1);
   const [atStart] = trims();
   assert.ok(atStart!.rssMb > 0 && atStart!.handedBackMb >= 0 && atStart!.ms >= 0, JSON.stringify(atStart));
