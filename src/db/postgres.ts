@@ -71,9 +71,10 @@ export function openPostgres(options: PostgresOptions): Database {
   pool.on('error', (error) => options.onPoolError?.(error));
   // A connection taken from the pool has no such listener: the server ending its session between two
   // statements (a failover, a fast shutdown, pg_terminate_backend) emits 'error' with no statement to
-  // fail, and unheard that ends the process. Heard here, the connection's next statement fails as
-  // "not queryable", a connection error, and release() ends it instead of giving it back.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // fail, and unheard that ends the process. Heard here and reported as the pool's own are (the
+  // operator sees the server's reason, 57P01 and its message); the connection's next statement fails
+  // as "not queryable", a connection error, and release() ends it instead of giving it back.
+  pool.on('connect', (client) => client.on('error', (error) => options.onPoolError?.(error)));
   // One BEGIN round trip also bounds the transaction's statements and idle time on the server.
   const begin = `BEGIN; SET LOCAL statement_timeout = ${statementTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${statementTimeoutMs}`;
 

@@ -7,6 +7,7 @@ import { tenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { isConnectionError } from '../../src/db/failures.js';
+import { openPostgres } from '../../src/db/postgres.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 
@@ -99,6 +100,31 @@ describe('PostgreSQL in production topologies', {
       assert.deepEqual(await server.db.query('SELECT 1 AS one'), [{ one: 1 }]);
     }
     assert.equal((await readiness(server)).status, 200);
+  });
+
+  test("the end of a session in use is reported with the server's reason, as an idle one is", async () => {
+    const scratch = await scratchPostgresDatabase(serverUrl!);
+    after(() => scratch.drop());
+    const reported: Error[] = [];
+    const db = openPostgres({
+      connectionString: scratch.url,
+      poolSize: 2,
+      onPoolError: (e) => reported.push(e),
+    });
+    after(() => db.close());
+    const ended = db.transaction(async (tx) => {
+      const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
+      await new Promise((done) => setTimeout(done, 100));
+      await tx.query('SELECT 1');
+    });
+    await assert.rejects(ended, (error) => isConnectionError(error));
+    // First the server's FATAL, then pg's own "Connection terminated unexpectedly".
+    assert.equal(
+      (reported[0] as (Error & { code?: string }) | undefined)?.code,
+      '57P01',
+      reported.map(String).join('; '),
+    );
   });
 
   test('instances that together want more connections than allowed wait for their own', async () => {
