@@ -167,7 +167,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('webhookDeliveries', deliveries);
   // One admission for every batch route and the jobs' writing: the bound is on the process's batch
   // work, of any resource, and a job's blocks take their turns with the batches.
-  const admission = admissionFor(options.config, options.db.poolStats().max);
+  const admission = admissionFor(options.config, () => options.db.poolStats().max);
   metrics.watchAdmission(admission);
   const jobs = jobWork(
     options.db,

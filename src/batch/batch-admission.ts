@@ -35,10 +35,12 @@ export interface AdmissionLimits {
   lightBytes: number;
   /**
    * Places in all that light batches may fill while no heavy batch waits (default `running`: none
-   * past it). admissionFor gives every database connection but two, at most LIGHT_PLACES_MAX and
-   * four per place of `running`.
+   * past it), never fewer than `running`. admissionFor gives every database connection but two, at
+   * most LIGHT_PLACES_MAX and four per place of `running`: a function, read at each admission,
+   * because the pool may open fewer connections for a while (src/db/postgres.ts, after the server
+   * refused one as one too many), and light batches must then leave the two to reads all the same.
    */
-  lightRunning?: number;
+  lightRunning?: number | (() => number);
   /** Batches of one tenant waiting for a place; 0: refuse when no place is free. */
   waitingPerTenant: number;
   /** How long a batch may wait for a place. */
@@ -86,15 +88,13 @@ export function admissionFor(
     batchQueuePerTenant?: number;
     batchBodiesMaxBytes?: number;
   },
-  connections: number,
+  connections: () => number,
 ): BatchAdmission {
   const running = config.batchConcurrency ?? DEFAULT_ADMISSION.running;
   return new BatchAdmission({
     running,
-    lightRunning: Math.max(
-      running,
-      Math.min(LIGHT_PLACES_MAX, LIGHT_PLACES_PER_PLACE * running, connections - CONNECTIONS_KEPT),
-    ),
+    lightRunning: () =>
+      Math.min(LIGHT_PLACES_MAX, LIGHT_PLACES_PER_PLACE * running, connections() - CONNECTIONS_KEPT),
     runningPerTenant: config.batchConcurrencyPerTenant ?? DEFAULT_ADMISSION.runningPerTenant,
     waitingPerTenant: config.batchQueuePerTenant ?? DEFAULT_ADMISSION.waitingPerTenant,
     maxWaitMs: DEFAULT_ADMISSION.maxWaitMs,
@@ -204,12 +204,19 @@ export class BatchAdmission {
   #heldBytes = 0;
   /** Waiting batches that are not light: while there is one, no place past `running` is given. */
   #heavyWaiting = 0;
-  readonly #lightRunning: number;
 
   constructor(limits: AdmissionLimits) {
     if (limits.running < 1 || limits.runningPerTenant < 1) throw new Error('admission limits must be >= 1');
     this.#limits = limits;
-    this.#lightRunning = Math.max(limits.running, limits.lightRunning ?? limits.running);
+  }
+
+  /**
+   * The places light batches may fill now. When it grows again (the pool back to its size), waiting
+   * light batches take the new places at the next dispatch: the next batch that arrives or leaves.
+   */
+  get #lightRunning(): number {
+    const { running, lightRunning } = this.#limits;
+    return Math.max(running, typeof lightRunning === 'function' ? lightRunning() : (lightRunning ?? running));
   }
 
   /** Batches holding a place and waiting for one (tests, metrics). */

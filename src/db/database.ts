@@ -79,7 +79,7 @@ export interface Database extends Queryable {
 }
 
 export interface PoolStats {
-  /** Connections the pool may open. */
+  /** Connections the pool may open now (fewer for a while after the server refused one as one too many). */
   max: number;
   /** Connections open (idle or in use). */
   total: number;

@@ -197,7 +197,8 @@ export function openPostgres(options: PostgresOptions): Database {
       await pool.end();
     },
     poolStats: () => ({
-      max: options.poolSize,
+      // Less than DB_POOL_SIZE for a while after the server refused a connection as one too many.
+      max: pool.options.max,
       total: pool.totalCount,
       idle: pool.idleCount,
       waiting: pool.waitingCount,

@@ -90,9 +90,13 @@ export class AppMetrics implements BatchMetrics {
       registers: [this.registry],
     }).set({ backend: db.backend }, 1);
     const gauge = this.gaugeOf.bind(this);
-    gauge('sfa_db_pool_max_connections', 'Connections the pool may open (DB_POOL_SIZE; 1 on PGlite)', () => {
-      return db.poolStats().max;
-    });
+    gauge(
+      'sfa_db_pool_max_connections',
+      'Connections the pool may open now (DB_POOL_SIZE, fewer for a while after the server refused one as one too many; 1 on PGlite)',
+      () => {
+        return db.poolStats().max;
+      },
+    );
     gauge('sfa_db_pool_connections', 'Connections open, idle or in use', () => db.poolStats().total);
     // A figure the database cannot tell gets no series at all, rather than a made-up 0.
     const known = db.poolStats();

@@ -212,7 +212,7 @@ describe('batch admission', () => {
 
   test('the light places: every database connection but two, at most eight and four per place, never fewer than the places', () => {
     const lightPlaces = (connections: number, batchConcurrency?: number) => {
-      const admission = admissionFor(batchConcurrency ? { batchConcurrency } : {}, connections);
+      const admission = admissionFor(batchConcurrency ? { batchConcurrency } : {}, () => connections);
       const tickets = Array.from({ length: 12 }, () => admission.enter(1, LIGHT));
       const running = admission.counts.running;
       for (const ticket of tickets) {
@@ -228,6 +228,31 @@ describe('batch admission', () => {
     assert.equal(lightPlaces(100), LIGHT_PLACES_MAX);
     assert.equal(lightPlaces(4, 6), 6, 'BATCH_CONCURRENCY above the light places wins');
     assert.equal(lightPlaces(10, 1), 4, 'four light places per place of BATCH_CONCURRENCY');
+  });
+
+  test('the light places follow the connections the pool may open now', async () => {
+    let connections = 10;
+    const admission = admissionFor({}, () => connections);
+    const order: string[] = [];
+    const a = Array.from({ length: 12 }, (_, n) => watch(admission.enter(1, LIGHT), `a${n + 1}`, order));
+    await turn();
+    assert.equal(order.length, 8, 'ten connections: eight light places');
+    // The server refused a connection as one too many: the pool may open three for a while.
+    connections = 3;
+    for (const ticket of a.slice(0, 8)) await finish(ticket);
+    await turn();
+    assert.deepEqual(
+      admission.counts,
+      { running: DEFAULT_ADMISSION.running, waiting: 2 },
+      'three connections: no light place past the two, so two connections stay for reads',
+    );
+    // The pool back to its size: the next departure opens the light places again.
+    connections = 10;
+    await finish(a[8]!);
+    await turn();
+    assert.deepEqual(admission.counts, { running: 3, waiting: 0 });
+    for (const ticket of a.slice(9)) await finish(ticket);
+    assert.deepEqual(admission.counts, { running: 0, waiting: 0 });
   });
 
   test('when every waiting tenant is at its bound, a free place still goes to one of them', async () => {
