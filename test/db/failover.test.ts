@@ -127,6 +127,29 @@ describe('PostgreSQL in production topologies', {
     );
   });
 
+  test('the end of an idle session is reported once', async () => {
+    const scratch = await scratchPostgresDatabase(serverUrl!);
+    after(() => scratch.drop());
+    const reported: Error[] = [];
+    const db = openPostgres({
+      connectionString: scratch.url,
+      poolSize: 2,
+      onPoolError: (e) => reported.push(e),
+    });
+    after(() => db.close());
+    const [session] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
+    for (let waited = 0; reported.length === 0 && waited < 5_000; waited += 50) {
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    await new Promise((done) => setTimeout(done, 300));
+    assert.deepEqual(
+      reported.map((error) => (error as Error & { code?: string }).code),
+      ['57P01'],
+      reported.map(String).join('; '),
+    );
+  });
+
   test('instances that together want more connections than allowed wait for their own', async () => {
     // A role of its own with a connection limit (a superuser is exempt from limits), owner of the database.
     const role = `sfa_limited_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
