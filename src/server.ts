@@ -9,7 +9,7 @@ import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js'
 import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
-import { FOR_SIZE_FLAG, favourMemoryOverSpeed } from './v8-for-size.js';
+import { favourMemoryOverSpeed } from './v8-for-size.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
@@ -59,11 +59,15 @@ function trimMemoryWhenQuiet(app: FastifyInstance): QuietTrim | undefined {
 
 const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 
-/** Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens. */
+/**
+ * Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens.
+ * On the embedded database it also sets V8 to favour memory over speed, for the whole process: a
+ * later server of the same process (tests) keeps it.
+ */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  const embedded = !config.databaseUrl;
-  if (embedded) favourMemoryOverSpeed();
+  // Embedded: V8 favours memory over speed, for the rest of the process (src/v8-for-size.ts).
+  const v8Flag = config.databaseUrl ? undefined : favourMemoryOverSpeed();
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
@@ -72,7 +76,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // The embedded default runs in small VMs: its worker threads give their memory back at once.
     if (db.backend === 'pglite') endWorkersWhenIdle();
     app = await buildApp({ db, config, logLevel: config.logLevel });
-    if (embedded) app.log.debug({ v8: FOR_SIZE_FLAG }, 'embedded engine: V8 favours memory over speed');
+    if (v8Flag) app.log.debug({ v8: v8Flag }, 'embedded engine: V8 favours memory over speed');
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
     // Beside the server: the background work (src/background/; stopped when the app closes).

@@ -74,13 +74,15 @@ export function openPostgres(options: PostgresOptions): Database {
   // fail, and unheard that ends the process. Heard here and reported as the pool's own are (the
   // operator sees the server's reason, 57P01 and its message); the connection's next statement fails
   // as "not queryable", a connection error, and release() ends it instead of giving it back.
+  // Once per session: pg emits the server's FATAL, then its own "Connection terminated unexpectedly".
   // (An idle connection's error already reaches the pool's 'error' above: only one in use is reported.)
   const inUse = new WeakSet<pg.PoolClient>();
   pool.on('acquire', (client) => inUse.add(client));
   pool.on('release', (_error, client) => inUse.delete(client));
   pool.on('connect', (client) =>
     client.on('error', (error) => {
-      if (inUse.has(client)) options.onPoolError?.(error);
+      if (!inUse.delete(client)) return;
+      options.onPoolError?.(error);
     }),
   );
   // One BEGIN round trip also bounds the transaction's statements and idle time on the server.
