@@ -102,7 +102,8 @@ describe('PostgreSQL in production topologies', {
     assert.equal((await readiness(server)).status, 200);
   });
 
-  test("the end of a session in use is reported with the server's reason, as an idle one is", async () => {
+  /** A pool of a scratch database whose reported errors are kept, and the codes of those reported. */
+  async function reportingPool() {
     const scratch = await scratchPostgresDatabase(serverUrl!);
     after(() => scratch.drop());
     const reported: Error[] = [];
@@ -112,6 +113,19 @@ describe('PostgreSQL in production topologies', {
       onPoolError: (e) => reported.push(e),
     });
     after(() => db.close());
+    /** The codes reported once nothing more comes (pg emits a session's errors within a few ms). */
+    const codesReported = async () => {
+      for (let waited = 0; reported.length === 0 && waited < 5_000; waited += 50) {
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      await new Promise((done) => setTimeout(done, 300));
+      return reported.map((error) => `${(error as Error & { code?: string }).code}: ${error.message}`);
+    };
+    return { db, codesReported };
+  }
+
+  test("the end of a session in use is reported once, with the server's reason", async () => {
+    const { db, codesReported } = await reportingPool();
     const ended = db.transaction(async (tx) => {
       const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
@@ -119,38 +133,21 @@ describe('PostgreSQL in production topologies', {
       await tx.query('SELECT 1');
     });
     await assert.rejects(ended, (error) => isConnectionError(error));
-    // Once: the server's FATAL, not pg's own "Connection terminated unexpectedly" after it.
-    await new Promise((done) => setTimeout(done, 300));
-    assert.deepEqual(
-      reported.map((error) => (error as Error & { code?: string }).code),
-      ['57P01'],
-      reported.map(String).join('; '),
-    );
+    // The server's FATAL, not pg's own "Connection terminated unexpectedly" after it.
+    const codes = await codesReported();
+    assert.equal(codes.length, 1, codes.join('; '));
+    assert.match(codes[0]!, /^57P01: /);
   });
 
   // An idle connection's error reaches the pool's own 'error': the listener of connections in use
   // must not report it a second time.
   test('the end of an idle session is reported once', async () => {
-    const scratch = await scratchPostgresDatabase(serverUrl!);
-    after(() => scratch.drop());
-    const reported: Error[] = [];
-    const db = openPostgres({
-      connectionString: scratch.url,
-      poolSize: 2,
-      onPoolError: (e) => reported.push(e),
-    });
-    after(() => db.close());
+    const { db, codesReported } = await reportingPool();
     const [session] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
-    for (let waited = 0; reported.length === 0 && waited < 5_000; waited += 50) {
-      await new Promise((done) => setTimeout(done, 50));
-    }
-    await new Promise((done) => setTimeout(done, 300));
-    assert.deepEqual(
-      reported.map((error) => (error as Error & { code?: string }).code),
-      ['57P01'],
-      reported.map(String).join('; '),
-    );
+    const codes = await codesReported();
+    assert.equal(codes.length, 1, codes.join('; '));
+    assert.match(codes[0]!, /^57P01: /);
   });
 
   test('instances that together want more connections than allowed wait for their own', async () => {
