@@ -227,7 +227,7 @@ export class AppMetrics implements BatchMetrics {
     });
     new Gauge({
       name: 'sfa_job_stored_bytes',
-      help: "Bytes of unfinished bulk jobs' parts, and of the rows their checks kept, stored in the database",
+      help: "Bytes of unfinished bulk jobs' parts stored in the database",
       registers: [this.registry],
       async collect() {
         const now = await figures().catch(() => undefined);

@@ -10,14 +10,12 @@ import type { Database } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {
-  type CheckedRowsBlock,
   type ClaimedJob,
   type FailedBlock,
   finishJob,
-  keepCheckedRows,
-  nextCheckedRows,
   recordValidation,
   recordWritten,
+  renewJob,
   startValidation,
   startWriting,
   type WrittenBlock,
@@ -29,11 +27,10 @@ import { storedBytes, storedFile } from './stored-file.js';
 
 /*
  * One job run (extensions.md 12), from its claim to its end or until it is let go: the check of the
- * whole file by the batch rules (state validating: nothing written, every invalid row listed, the
- * valid ones kept in the database as the check normalised them), then the writing of the rows kept,
- * in file order, a transaction per block of rows that also records the job's progress, so a restart
- * resumes right after the last block committed. The file is parsed and checked once; nothing of it is
- * held in memory beyond a block: its size is not bounded, memory is.
+ * whole file by the batch rules (state validating: nothing written, every invalid row listed), then
+ * the writing, in file order, a transaction per block of rows that also records the job's progress,
+ * so a restart resumes right after the last block committed. The file is read twice rather than held:
+ * its size is not bounded, memory is.
  */
 
 /** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
@@ -147,9 +144,10 @@ export async function runJob(
   job: ClaimedJob,
   resource: BatchResource,
 ): Promise<void> {
+  const fileBytes = await storedBytes(context.db, job.id);
   let repeated: RepeatedKeys | undefined;
   if (job.state === 'validating') {
-    const verdict = await checkFile(context, job, resource, await storedBytes(context.db, job.id));
+    const verdict = await checkFile(context, job, resource, fileBytes);
     if (verdict.failed !== undefined) {
       if (!(await finishJob(context.db, job.id, context.holder, 'failed', verdict.failed))) {
         throw new JobLetGo('lost');
@@ -158,12 +156,10 @@ export async function runJob(
     }
     repeated = verdict.repeated;
     if (!(await startWriting(context.db, job.id, context.holder))) throw new JobLetGo('lost');
-    job = { ...job, state: 'writing', written_line: 0, rows_kept: true };
-  } else {
-    // Resumed while writing. A job checked before the rows were kept has them kept now, from its file.
-    if (!job.rows_kept) await keepRowsFromFile(context, job, resource);
-    // Which rows a later one replaces is known again from the rows kept.
-    if (resource.onExisting === 'update') repeated = await findRepeats(context, job, resource);
+    job = { ...job, state: 'writing', written_line: 0 };
+  } else if (resource.onExisting === 'update') {
+    // Resumed while writing: which rows a later one replaces is known again by reading the file.
+    repeated = await findRepeats(context, job, resource, fileBytes);
   }
   await writeFile(context, job, resource, repeated);
   if (!(await finishJob(context.db, job.id, context.holder, 'succeeded', null))) throw new JobLetGo('lost');
@@ -237,9 +233,7 @@ async function checkFile(
       invalid += lines.length;
       const failed: FailedBlock | undefined =
         lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
-      const kept = await keptRows(resource, block, checked.values);
-      const counts = { received, invalid };
-      if (!(await recordValidation(db, job.id, holder, leaseSeconds, counts, failed, kept))) {
+      if (!(await recordValidation(db, job.id, holder, leaseSeconds, { received, invalid }, failed))) {
         throw new JobLetGo('lost');
       }
     }
@@ -258,75 +252,28 @@ async function checkFile(
   return { repeated };
 }
 
-/**
- * A block's valid rows as the check normalised them, kept for the writing (migration 018): per row
- * its line, its key as sent and its values, as one JSON array; undefined when no row is valid.
- */
-async function keptRows(
-  resource: BatchResource,
-  block: readonly FileRow[],
-  values: readonly (FieldValue[] | undefined)[],
-): Promise<CheckedRowsBlock | undefined> {
-  const parts: string[] = [];
-  for (let at = 0; at < block.length; at++) {
-    if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-    const rowValues = values[at];
-    if (!rowValues) continue;
-    const row = block[at]!;
-    parts.push(`[${row.line},${JSON.stringify(keyText(resource, row.item))},${JSON.stringify(rowValues)}]`);
-  }
-  return parts.length > 0 ? { lastLine: block.at(-1)!.line, rows: `[${parts.join(',')}]` } : undefined;
-}
-
-/** One row kept by the check: its line, its key as sent (JSON text), its normalised values. */
-type KeptRow = [line: number, key: string, values: FieldValue[]];
-
-/** The blocks of rows kept by the check after `fromLine`, in line order, each as its rows. */
-async function* keptBlocks(
+/** Which rows a later one replaces, read again from the file (a writing resumed after a restart). */
+async function findRepeats(
   context: JobRunContext,
   job: ClaimedJob,
-  fromLine: number,
-): AsyncGenerator<{ lastLine: number; rows: KeptRow[] }> {
-  for (let after = fromLine; ; ) {
+  resource: BatchResource,
+  fileBytes: number,
+): Promise<RepeatedKeys> {
+  const repeated = new RepeatedKeys(fileBytes);
+  const failed = new FailedLines(context.db, job.id);
+  for await (const block of blocksOf(rowsOf(context, job, resource))) {
     checkStopping(context);
-    const block = await nextCheckedRows(context.db, job.id, after);
-    if (!block) return;
-    yield { lastLine: block.lastLine, rows: JSON.parse(block.rows) as KeptRow[] };
-    after = block.lastLine;
-  }
-}
-
-/** Which rows a later one replaces, from the rows kept and not yet written (a writing resumed). */
-async function findRepeats(context: JobRunContext, job: ClaimedJob, resource: BatchResource) {
-  // Only later lines can replace a row, and every line after the progress is still kept.
-  const repeated = new RepeatedKeys(await storedBytes(context.db, job.id));
-  for await (const block of keptBlocks(context, job, job.written_line)) {
-    for (const [line, , values] of block.rows) repeated.add(keyOf(resource.keyPositions, values), line);
-    await nextTurn();
+    await failed.loadThrough(block.at(-1)!.line);
+    const checked = await checkRows(context.db, job.tenant_id, resource, block, false);
+    for (let at = 0; at < block.length; at++) {
+      const values = checked.values[at];
+      if (values && !failed.has(block[at]!.line))
+        repeated.add(keyOf(resource.keyPositions, values), block[at]!.line);
+    }
+    if (!(await renewJob(context.db, job.id, context.holder, context.leaseSeconds)))
+      throw new JobLetGo('lost');
   }
   return repeated;
-}
-
-/**
- * Keeps the valid rows after the progress of a job whose check ran before the rows were kept
- * (migration 018): the file read and checked again from there, the failed rows left out.
- */
-async function keepRowsFromFile(context: JobRunContext, job: ClaimedJob, resource: BatchResource) {
-  const failed = new FailedLines(context.db, job.id);
-  for await (const all of blocksOf(rowsOf(context, job, resource))) {
-    checkStopping(context);
-    const block = all.filter((row) => row.line > job.written_line);
-    if (block.length === 0) continue;
-    await failed.loadThrough(block.at(-1)!.line);
-    const valid = block.filter((row) => !failed.has(row.line));
-    const checked = await checkRows(context.db, job.tenant_id, resource, valid, false);
-    // Valid when checked before; a row that is not now is a bug, never a silent skip.
-    const broken = valid.findIndex((_, at) => !checked.values[at]);
-    if (broken >= 0) throw new Error(`line ${valid[broken]!.line} was valid when checked and is not now`);
-    const kept = await keptRows(resource, valid, checked.values);
-    if (!(await keepCheckedRows(context.db, job.id, context.holder, kept, false))) throw new JobLetGo('lost');
-  }
-  if (!(await keepCheckedRows(context.db, job.id, context.holder, undefined, true))) throw new JobLetGo('lost');
 }
 
 /** One result line of the writing. */
@@ -337,7 +284,7 @@ interface Outcome {
 }
 
 /**
- * A block of the writing made ready before its transaction: its rows kept by the check, split into
+ * A block of the writing made ready before its transaction: its rows checked again and split into
  * those written (with the write statement's parameters built) and those a later row replaces.
  */
 interface ReadyBlock {
@@ -360,24 +307,35 @@ async function* readyBlocks(
   repeated: RepeatedKeys | undefined,
   fromLine: number,
 ): AsyncGenerator<ReadyBlock> {
-  for await (const block of keptBlocks(context, job, fromLine)) {
+  const failed = new FailedLines(context.db, job.id);
+  for await (const all of blocksOf(rowsOf(context, job, resource))) {
+    checkStopping(context);
+    const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
+    if (block.length === 0) continue;
+    await failed.loadThrough(block.at(-1)!.line);
+    const kept = block.filter((row) => !failed.has(row.line));
+    const checked = await checkRows(context.db, job.tenant_id, resource, kept, false);
     const ready: ReadyBlock = {
       values: [],
       lines: [],
       keyTexts: [],
       write: undefined,
       outcomes: [],
-      toLine: block.lastLine,
+      toLine: block.at(-1)!.line,
     };
-    for (let at = 0; at < block.rows.length; at++) {
+    for (let at = 0; at < kept.length; at++) {
       if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-      const [line, key, values] = block.rows[at]!;
-      if (repeated?.replacedLater(keyOf(resource.keyPositions, values), line)) {
-        ready.outcomes.push({ line, outcome: 'ignored', key });
+      const row = kept[at]!;
+      const rowValues = checked.values[at];
+      // Valid when checked before; a row that is not now is a bug, never a silent skip.
+      if (!rowValues) throw new Error(`line ${row.line} was valid when checked and is not now`);
+      const key = keyText(resource, row.item);
+      if (repeated?.replacedLater(keyOf(resource.keyPositions, rowValues), row.line)) {
+        ready.outcomes.push({ line: row.line, outcome: 'ignored', key });
         continue;
       }
-      ready.values.push(values);
-      ready.lines.push(line);
+      ready.values.push(rowValues);
+      ready.lines.push(row.line);
       ready.keyTexts.push(key);
     }
     if (ready.values.length > 0) {
@@ -390,7 +348,7 @@ async function* readyBlocks(
 
 /**
  * The writing (state writing): from the line after the last block committed to the file's end. While
- * the process answers nothing else, the next block of kept rows is read and made ready while one is
+ * the process answers nothing else, the next block is read, checked and made ready while one is
  * written (JavaScript work, while the transaction mostly waits for the database): a lone job then
  * uses both the process and the database. While it answers requests, one block at a time, leaving
  * the CPU to them: looking ahead beside another tenant's batches raised their p99 by 40-50 ms

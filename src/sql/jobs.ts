@@ -237,7 +237,6 @@ export async function abortJob(q: Queryable, tenantId: number, id: string): Prom
 /** The bytes of a finished job's parts (extensions.md 12: they may go as soon as it finishes). */
 export async function dropJobBytes(q: Queryable, id: string): Promise<void> {
   await q.query('DELETE FROM job_part_chunks WHERE job_id = $1', [id]);
-  await q.query('DELETE FROM job_checked_rows WHERE job_id = $1', [id]);
 }
 
 // ---- running ----
@@ -251,8 +250,6 @@ export interface ClaimedJob {
   delimiter: string;
   state: 'validating' | 'writing';
   written_line: number;
-  /** The check kept the valid rows (job_checked_rows): the writing reads them, not the file. */
-  rows_kept: boolean;
 }
 
 /**
@@ -279,7 +276,7 @@ UPDATE jobs j SET holder = $1, held_until = now() + make_interval(secs => $2),
 FROM next
 WHERE j.id = next.id AND (j.held_until IS NULL OR j.held_until < now())
 RETURNING j.id, j.tenant_id, j.resource, j.format, j.on_invalid, j.delimiter, j.state,
-  j.written_line::float8 AS written_line, j.rows_kept`;
+  j.written_line::float8 AS written_line`;
 
 export async function claimJob(
   q: Queryable,
@@ -299,15 +296,13 @@ export async function releaseJob(q: Queryable, id: string, holder: string): Prom
   ]);
 }
 
-/** A validation starts (again): the counts, results and rows kept of an earlier start go. False: not held. */
+/** A validation starts (again): the counts and results of an earlier start go. False: not held. */
 const START_VALIDATION = `WITH job AS (
   UPDATE jobs SET rows_received = 0, rows_invalid = 0, error = NULL, held_until = now() + make_interval(secs => $3)
   WHERE id = $1 AND holder = $2 AND state = 'validating'
   RETURNING id
 ), gone AS (
   DELETE FROM job_results WHERE job_id IN (SELECT id FROM job)
-), kept AS (
-  DELETE FROM job_checked_rows WHERE job_id IN (SELECT id FROM job)
 )
 SELECT count(*)::int AS held FROM job`;
 
@@ -317,9 +312,8 @@ export async function startValidation(q: Queryable, id: string, holder: string, 
 }
 
 /**
- * The validation's progress: its counts so far, the lease renewed, a block of failed rows when there
- * is one, and the block's valid rows kept for the writing. False: the job is no longer this holder's
- * (or was aborted).
+ * The validation's progress: its counts so far, the lease renewed, and a block of failed rows when
+ * there is one. False: the job is no longer this holder's (or was aborted).
  */
 const VALIDATION_PROGRESS = `WITH job AS (
   UPDATE jobs SET rows_received = $3, rows_invalid = $4, held_until = now() + make_interval(secs => $5)
@@ -328,9 +322,6 @@ const VALIDATION_PROGRESS = `WITH job AS (
 ), block AS (
   INSERT INTO job_results (job_id, outcome, first_line, lines, body)
   SELECT id, 'failed', $6, $7::int8[], $8 FROM job WHERE $8::text IS NOT NULL
-), kept AS (
-  INSERT INTO job_checked_rows (job_id, last_line, rows)
-  SELECT id, $9, $10 FROM job WHERE $10::text IS NOT NULL
 )
 SELECT count(*)::int AS held FROM job`;
 
@@ -340,12 +331,6 @@ export interface FailedBlock {
   body: string;
 }
 
-/** A block's valid rows as the check left them (see migration 018), by the block's last line. */
-export interface CheckedRowsBlock {
-  lastLine: number;
-  rows: string;
-}
-
 export async function recordValidation(
   q: Queryable,
   id: string,
@@ -353,7 +338,6 @@ export async function recordValidation(
   leaseSeconds: number,
   counts: { received: number; invalid: number },
   failed: FailedBlock | undefined,
-  kept: CheckedRowsBlock | undefined,
 ): Promise<boolean> {
   const rows = await q.query<{ held: number }>(VALIDATION_PROGRESS, [
     id,
@@ -364,62 +348,20 @@ export async function recordValidation(
     failed?.firstLine ?? 0,
     failed?.lines ?? null,
     failed?.body ?? null,
-    kept?.lastLine ?? 0,
-    kept?.rows ?? null,
   ]);
   return rows[0]!.held === 1;
 }
 
-/** The validation passed: the writing starts from the file's first line, from the rows it kept. */
+/** The validation passed: the writing starts from the file's first line. */
 export async function startWriting(q: Queryable, id: string, holder: string): Promise<boolean> {
   const rows = await q.query(
-    `UPDATE jobs SET state = 'writing', written_line = 0, rows_kept = true
-     WHERE id = $1 AND holder = $2 AND state = 'validating' RETURNING 1`,
+    `UPDATE jobs SET state = 'writing', written_line = 0 WHERE id = $1 AND holder = $2 AND state = 'validating' RETURNING 1`,
     [id, holder],
   );
   return rows.length > 0;
 }
 
-/**
- * Keeps a block's valid rows for a job writing without them (its check ran before migration 018):
- * the last one also marks the job's rows kept. False: the job is no longer this holder's.
- */
-export async function keepCheckedRows(
-  q: Queryable,
-  id: string,
-  holder: string,
-  block: CheckedRowsBlock | undefined,
-  last: boolean,
-): Promise<boolean> {
-  const rows = await q.query<{ held: number }>(
-    `WITH job AS (
-       UPDATE jobs SET rows_kept = $5 WHERE id = $1 AND holder = $2 AND state = 'writing' RETURNING id
-     ), kept AS (
-       INSERT INTO job_checked_rows (job_id, last_line, rows)
-       SELECT id, $3, $4 FROM job WHERE $4::text IS NOT NULL
-       ON CONFLICT (job_id, last_line) DO UPDATE SET rows = EXCLUDED.rows
-     )
-     SELECT count(*)::int AS held FROM job`,
-    [id, holder, block?.lastLine ?? 0, block?.rows ?? null, last],
-  );
-  return rows[0]!.held === 1;
-}
-
-/** The first block of kept rows after `afterLine`, or undefined after the last. */
-export async function nextCheckedRows(
-  q: Queryable,
-  id: string,
-  afterLine: number,
-): Promise<CheckedRowsBlock | undefined> {
-  const rows = await q.query<{ last_line: number; rows: string }>(
-    `SELECT last_line::float8 AS last_line, rows FROM job_checked_rows
-     WHERE job_id = $1 AND last_line > $2 ORDER BY last_line LIMIT 1`,
-    [id, afterLine],
-  );
-  return rows[0] && { lastLine: rows[0].last_line, rows: rows[0].rows };
-}
-
-/** The job ends: succeeded or failed (with its message), let go, its parts' bytes and kept rows removed. */
+/** The job ends: succeeded or failed (with its message), let go, and its parts' bytes removed. */
 export async function finishJob(
   q: Queryable,
   id: string,
@@ -434,8 +376,6 @@ export async function finishJob(
        RETURNING id
      ), gone AS (
        DELETE FROM job_part_chunks WHERE job_id IN (SELECT id FROM job)
-     ), kept AS (
-       DELETE FROM job_checked_rows WHERE job_id IN (SELECT id FROM job)
      )
      SELECT 1 FROM job`,
     [id, holder, state, error],
@@ -470,8 +410,7 @@ export interface WrittenBlock {
 
 /**
  * A writing transaction's record, in that transaction: the progress moved from fromLine to the
- * block's last line, the counts added, the results kept, the rows kept for it removed, the lease
- * renewed. False (the caller rolls
+ * block's last line, the counts added, the results kept, the lease renewed. False (the caller rolls
  * back): the job is no longer this holder's, or another transaction moved it first.
  */
 const RECORD_WRITTEN = `WITH job AS (
@@ -485,8 +424,6 @@ const RECORD_WRITTEN = `WITH job AS (
   FROM job, (VALUES ('created', $9::int8, $10::text), ('updated', $11, $12), ('ignored', $13, $14))
     AS b (outcome, first_line, body)
   WHERE b.body IS NOT NULL
-), written AS (
-  DELETE FROM job_checked_rows WHERE job_id IN (SELECT id FROM job) AND last_line <= $4
 )
 SELECT count(*)::int AS held FROM job`;
 
@@ -576,7 +513,7 @@ export async function removeExpiredJobs(q: Queryable, days: number, limit: numbe
 
 export interface JobFigures {
   states: { state: JobState; jobs: number }[];
-  /** Bytes of parts and of checked rows stored and not yet removed. */
+  /** Bytes of parts stored and not yet removed. */
   storedBytes: number;
 }
 
@@ -584,13 +521,9 @@ export async function jobFigures(q: Queryable): Promise<JobFigures> {
   const states = await q.query<{ state: JobState; jobs: number }>(
     'SELECT state, count(*)::int AS jobs FROM jobs GROUP BY state',
   );
-  // The rows kept count by their stored size (octet_length reads it from the TOAST pointer).
   const stored = await q.query<{ bytes: number }>(
-    `SELECT (
-       (SELECT coalesce(sum(p.bytes), 0) FROM job_parts p JOIN jobs j ON j.id = p.job_id
-        WHERE j.state IN ('open', 'queued', 'validating', 'writing'))
-       + (SELECT coalesce(sum(octet_length(c.rows)), 0) FROM job_checked_rows c)
-     )::float8 AS bytes`,
+    `SELECT coalesce(sum(p.bytes), 0)::float8 AS bytes FROM job_parts p JOIN jobs j ON j.id = p.job_id
+     WHERE j.state IN ('open', 'queued', 'validating', 'writing')`,
   );
   return { states, storedBytes: stored[0]!.bytes };
 }
