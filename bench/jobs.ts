@@ -302,7 +302,7 @@ async function runJob(
 }
 
 async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
-  const server = await startServer(env);
+  const server = await startServer(env, process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
   return { server, client: new Client(server.baseUrl, 8), env };
 }
 
