@@ -23,6 +23,7 @@ import { customers } from '../src/resources/customers.js';
 import { prices } from '../src/resources/prices.js';
 import { generateCustomers } from '../src/seed/generate.js';
 import { buildWriteSql } from '../src/sql/batch-write.js';
+import { type CpuSplit, cpuNow, cpuSpent } from './lib/cpu-time.js';
 import {
   createPgDatabase,
   createRawTenant,
@@ -250,6 +251,11 @@ interface JobRun {
   growthKb: number;
   /** Seconds of each phase, as polled: the upload (first PUT to complete), the check, the writing. */
   phases: { upload: number; check: number; write: number };
+  /**
+   * CPU each phase took, by process (the same process throughout; undefined off Linux or after a
+   * kill): a phase whose server CPU is near its seconds is bound by the server's one JavaScript thread.
+   */
+  cpu: { upload: CpuSplit; check: CpuSplit; write: CpuSplit } | undefined;
 }
 
 /** A job of the file, from its first PUT to its end, polled every 100 ms; `onPoll` sees each poll. */
@@ -268,6 +274,7 @@ async function runJob(
   const size = statSync(file).size;
   const before = memoryOf(service.server.pid).rssKb;
   resetPeak(service.server.pid);
+  const cpuAt = [cpuNow(service.server.pid)];
   const started = performance.now();
   for (let part = 1, at = 0; at < size; part++, at += partBytes) {
     await putPart(service.server.baseUrl, headers, id, part, file, at, Math.min(size, at + partBytes));
@@ -275,16 +282,22 @@ async function runJob(
   const done = await json(service, 'POST', `/v1/jobs/${id}/complete`, headers);
   if (done.status !== 202) throw new Error(`complete: ${JSON.stringify(done.body)}`);
   const uploaded = performance.now();
+  cpuAt.push(cpuNow(service.server.pid));
   let writing = Number.NaN;
   for (;;) {
     const job = (await json(current(), 'GET', `/v1/jobs/${id}`, headers)).body;
-    if (Number.isNaN(writing) && !['queued', 'validating'].includes(job.state)) writing = performance.now();
+    if (Number.isNaN(writing) && !['queued', 'validating'].includes(job.state)) {
+      writing = performance.now();
+      cpuAt.push(cpuNow(service.server.pid));
+    }
     await onPoll(job);
     if (!['queued', 'validating', 'writing'].includes(job.state)) {
       if (job.state !== 'succeeded') throw new Error(`job ${id} ${job.state}: ${job.error}`);
       const seconds = (performance.now() - started) / 1000;
       // The same process, unless it was killed and started again (no figure then).
       const same = current() === service;
+      cpuAt.push(cpuNow(service.server.pid));
+      const [upload, check, write] = [0, 1, 2].map((at) => cpuSpent(cpuAt[at], cpuAt[at + 1]));
       return {
         id,
         seconds,
@@ -295,6 +308,7 @@ async function runJob(
           check: (writing - uploaded) / 1000,
           write: (performance.now() - writing) / 1000,
         },
+        cpu: same && upload && check && write ? { upload, check, write } : undefined,
       };
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -313,8 +327,17 @@ async function tenantOf(service: Service, created: CreatedTenant) {
   return headers;
 }
 
+/** Each phase's seconds and, when measured, the CPU seconds the server and PostgreSQL spent in it. */
 const phasesOf = (job: JobRun) =>
-  `upload ${job.phases.upload.toFixed(1)} s, check ${job.phases.check.toFixed(1)} s, write ${job.phases.write.toFixed(1)} s`;
+  (['upload', 'check', 'write'] as const)
+    .map((phase) => {
+      const cpu = job.cpu?.[phase];
+      const split = cpu
+        ? ` (CPU: server ${(cpu.server / 1000).toFixed(1)}, PostgreSQL ${(cpu.postgres / 1000).toFixed(1)})`
+        : '';
+      return `${phase} ${job.phases[phase].toFixed(1)} s${split}`;
+    })
+    .join(', ');
 
 const perSecond = (rows: number, seconds: number) =>
   `${Math.round(rows / seconds).toLocaleString('en-US')} rows/s`;
