@@ -1,13 +1,30 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/batch/batch-admission.js';
+import type { Database } from '../../src/db/database.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, drainJobs, holderOf, resultsOf, submitJob, testJobWork } from '../helpers/jobs.js';
+import { csv, drainJobs, holderOf, resultsOf, submitJob, testJobWork, until } from '../helpers/jobs.js';
 
 /*
  * The writing makes its next block ready while one is written only while the process answers
- * nothing else (src/jobs/job-run.ts): either way, the same rows, counts and results.
+ * nothing else (src/jobs/job-run.ts): it does so then, and either way the rows, counts and results
+ * are the same.
  */
+
+/** The database, with the `after` line of every read of a job's failed lines recorded. */
+function watchingFailedReads(db: Database, afters: number[]): Database {
+  return new Proxy(db, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== 'query') return typeof value === 'function' ? value.bind(target) : value;
+      return (sql: string, params?: unknown[]) => {
+        if (sql.includes("outcome = 'failed' AND first_line >")) afters.push(Number(params![1]));
+        return target.query(sql, params);
+      };
+    },
+  });
+}
 
 const ROWS = 25_000;
 
@@ -65,6 +82,58 @@ for (const backend of backends()) {
       });
       assert.deepEqual(ahead, oneAtATime);
       assert.equal(oneAtATime!.results.created!.length, ROWS - 5);
+    });
+
+    test('alone, the next block is made ready while one waits to be written; while serving, not', async () => {
+      const db = await backend.db();
+      // The failed rows' lines of the check's second block (10,002 to 20,001): the first is 15,843.
+      // Making that block ready reads them (FailedLines), and nothing else does.
+      const secondBlockFailed = 7_919 * 2 + 3 + 2;
+      for (const serving of [false, true]) {
+        const tenant = await ownedTenantApp(db);
+        await seedProducts(tenant, ['P1', 'P2']);
+        await drainJobs(db);
+        const id = await submitJob(tenant, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [
+          priceFile(),
+        ]);
+        const [{ tenant_id: tenantId }] = (await db.query<{ tenant_id: number }>(
+          'SELECT tenant_id FROM jobs WHERE id = $1',
+          [id],
+        )) as [{ tenant_id: number }];
+        // One place, taken: the first block of the writing waits for it.
+        const admission = new BatchAdmission({ ...DEFAULT_ADMISSION, running: 1 });
+        const held = admission.enter(tenantId, 1);
+        await held.admitted;
+        const afters: number[] = [];
+        const work = testJobWork(watchingFailedReads(db, afters), `ahead-${serving}`, {
+          settings: { maxRunning: 1 },
+          admission,
+          serving: () => serving,
+        });
+        try {
+          await work.round();
+          assert.equal(await holderOf(db, id), `ahead-${serving}`, 'this instance runs the job of this test');
+          await until(
+            async () => admission.counts.waiting,
+            (waiting) => waiting === 1,
+            'the first block waits for its place',
+          );
+          const readsSecond = () => afters.includes(secondBlockFailed);
+          if (!serving)
+            await until(async () => readsSecond(), Boolean, 'the second block made ready', 30_000);
+          else await new Promise((resolve) => setTimeout(resolve, 500));
+          assert.equal(readsSecond(), !serving, `serving ${serving}: reads ${JSON.stringify(afters)}`);
+        } finally {
+          // The place given back, so the job ends even when an assertion failed.
+          held.closed();
+          await work.settled();
+          await work.close?.();
+        }
+        const job = (await tenant.get(`/v1/jobs/${id}`)).body;
+        assert.equal(job.state, 'succeeded', job.error);
+        assert.equal(job.rows.created, ROWS - 5);
+        await tenant.transport.app.close();
+      }
     });
   });
 }
