@@ -339,6 +339,17 @@ const phasesOf = (job: JobRun) =>
     })
     .join(', ');
 
+/** The columns of the table of jobs. */
+const COLUMNS = [
+  'job',
+  'service (first PUT to succeeded)',
+  'floor (COPY + the statement)',
+  'ratio',
+  'floor in transactions of 10,000 rows: ratio',
+  'RSS growth',
+  'phases',
+];
+
 const perSecond = (rows: number, seconds: number) =>
   `${Math.round(rows / seconds).toLocaleString('en-US')} rows/s`;
 
@@ -412,9 +423,7 @@ async function main(): Promise<void> {
   }
   if (JOBS_ONLY) {
     await service.server.stop();
-    console.log(
-      `\n${formatTable(['job', 'service (first PUT to succeeded)', 'floor (COPY + the statement)', 'ratio', 'floor in transactions of 10,000 rows: ratio', 'RSS growth', 'phases'], table, 1)}`,
-    );
+    console.log(`\n${formatTable(COLUMNS, table, 1)}`);
     return;
   }
 
@@ -523,9 +532,7 @@ async function main(): Promise<void> {
   ]);
   await embedded.server.stop();
 
-  console.log(
-    `\n${formatTable(['job', 'service (first PUT to succeeded)', 'floor (COPY + the statement)', 'ratio', 'floor in transactions of 10,000 rows: ratio', 'RSS growth', 'phases'], table, 1)}`,
-  );
+  console.log(`\n${formatTable(COLUMNS, table, 1)}`);
   console.log(
     `\ntenant B while the job ran: ${batchMs.length} batches of 1,000 prices p50 ${ms(percentile(batchMs, 50))} p99 ${ms(percentile(batchMs, 99))} ms (bar 150); ` +
       `${readMs.length} GET /v1/customers?limit=100 p50 ${ms(percentile(readMs, 50))} p99 ${ms(percentile(readMs, 99))} ms (bar 50)`,
