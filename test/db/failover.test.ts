@@ -191,8 +191,15 @@ describe('PostgreSQL in production topologies', {
         }),
       ),
     );
+    // A pool refused a connection as one too many opens no more than it holds for 10 s: its stats
+    // (and so the metric, and the batch admission's light places) say so.
+    const maxes = servers.map((server) => server.db.poolStats().max);
     const failed = [...statuses].filter(([status]) => status !== 200 && status !== 201);
     assert.deepEqual(failed, [], [...messages].join('\n'));
+    assert.ok(
+      maxes.some((max) => max < 10) && maxes.every((max) => max >= 1),
+      `pools' limits after the refusals: ${maxes.join(', ')}`,
+    );
     for (const server of servers) assert.equal((await readiness(server)).status, 200);
   });
 });
