@@ -184,7 +184,11 @@ export async function rawStatement(
   if (captured.sql !== buildWriteSql(resource)) throw new Error('loadBatch sent another statement');
   // The raw side sends the same rows as JavaScript arrays, serialised by the driver, as a program
   // writing raw SQL would; the service writes the array literals itself (src/db/array-literal.ts).
-  const columns = statementColumns(resource, deduplicate(resource, rows));
+  // A column no row has a value for goes empty on both sides (columnLiteral, src/sql/batch-write.ts):
+  // the statement's unnest pads it with NULLs, so the database does the same work for both.
+  const columns = statementColumns(resource, deduplicate(resource, rows)).map((column) =>
+    column.every((value) => value === null) ? [] : column,
+  );
   const literals = columns.map(arrayLiteral);
   if (literals.some((literal, at) => literal !== captured!.params[at + 1])) {
     throw new Error('loadBatch sent other rows');

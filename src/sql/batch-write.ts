@@ -233,6 +233,18 @@ export interface WriteParams {
   childItems: number;
 }
 
+/**
+ * A column's literal for the write statement. A column no row gives a value for (an optional field
+ * every item left out) is sent as the empty array: the statement unnests its arrays together, and
+ * unnest of several arrays pads the shorter ones with NULLs (PostgreSQL, "Array Functions"), so each
+ * row reads NULL there as before, without a NULL per row to build, send and parse. Every statement
+ * unnests a required key column with them, so no unnest is ever of empty arrays only.
+ */
+function columnLiteral(values: readonly FieldValue[]): string {
+  for (let at = 0; at < values.length; at++) if (values[at] !== null) return arrayLiteral(values);
+  return '{}';
+}
+
 /** Each statement's column literals for the distinct rows (the slow part of a write). */
 export function writeParams(
   resource: BatchResource,
@@ -248,7 +260,7 @@ export function writeParams(
   // At least one statement, as before (an empty batch from the command line writes nothing in it).
   for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
     const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
-    chunks.push(statementColumns(resource, part).map(arrayLiteral));
+    chunks.push(statementColumns(resource, part).map(columnLiteral));
   }
   return { chunks, chunkRows, childItems };
 }
