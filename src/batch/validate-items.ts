@@ -79,6 +79,12 @@ function shapeOf(table: Readonly<Record<string, Field>>): ObjectShape {
 const isFull = (out: readonly FieldError[]) => out.length > MAX_ERRORS_PER_ITEM;
 
 /**
+ * The problems of the field being checked, empty again before the next field is looked at (a child
+ * object is checked only between two uses): one array for every item, not one per item.
+ */
+const fieldProblems: string[] = [];
+
+/**
  * Checks one object against a field table, appending every problem to out (field names prefixed
  * for children: "items[2].product_code") until out is full. Reads only own properties, so
  * "__proto__" or "constructor" keys are unknown fields, never prototypes. Returns the normalised
@@ -92,7 +98,8 @@ function checkObject(
 ): FieldValue[] {
   const { names, fields, isItems, shadowsPrototype } = shape;
   const row: FieldValue[] = new Array(fields.length);
-  const messages: string[] = [];
+  const messages = fieldProblems;
+  messages.length = 0; // were a check to have thrown with one pushed
   for (let at = 0; at < fields.length; at++) {
     if (isFull(out)) return row;
     const name = names[at]!;
@@ -112,7 +119,9 @@ function checkObject(
     }
   }
   if (isFull(out)) return row;
-  for (const name of Object.keys(item)) {
+  // for-in rather than Object.keys: the same own names in the same order (a parsed object has no
+  // inherited enumerable ones), without an array per item (9 % of a batch's allocations).
+  for (const name in item) {
     if (shape.known.has(name)) continue;
     out.push({ field: prefix + echoedName(name), message: fieldMessages.unknownField });
     if (isFull(out)) break;
@@ -177,6 +186,8 @@ export function validateItems(
   const errors: ItemError[] = [];
   const invalid = everyItem ? new Uint8Array(items.length) : undefined;
   let problems = 0;
+  // An item's problems, moved to a list of their own only when it has some.
+  const found: FieldError[] = [];
   for (let index = 0; index < items.length && (everyItem || problems <= MAX_ERRORS_PER_ANSWER); index++) {
     const item = items[index];
     if (!isPlainObject(item)) {
@@ -187,9 +198,9 @@ export function validateItems(
       problems++;
       continue;
     }
-    const itemErrors: FieldError[] = [];
-    rows[index] = checkObject(shape, item, '', itemErrors);
-    if (itemErrors.length === 0) continue;
+    rows[index] = checkObject(shape, item, '', found);
+    if (found.length === 0) continue;
+    const itemErrors = found.splice(0);
     if (invalid) invalid[index] = 1;
     if (isFull(itemErrors)) itemErrors.splice(MAX_ERRORS_PER_ITEM, Infinity, itemCut);
     if (problems <= MAX_ERRORS_PER_ANSWER) errors.push({ index, errors: itemErrors });

@@ -245,6 +245,23 @@ function columnLiteral(values: readonly FieldValue[]): string {
   return '{}';
 }
 
+/**
+ * The literals of statementColumns, without its arrays: one array is refilled with each parent
+ * column's values in turn (11 arrays of 1,000 values were 8 % of a 1,000-price batch's allocations).
+ */
+function columnLiterals(resource: BatchResource, rows: readonly FieldValue[][]): string[] {
+  const literals: string[] = [];
+  const column: FieldValue[] = new Array(rows.length);
+  for (const position of resource.columnPositions) {
+    for (let r = 0; r < rows.length; r++) column[r] = rows[r]![position]!;
+    literals.push(columnLiteral(column));
+  }
+  if (resource.childPosition !== undefined) {
+    for (const values of childParams(resource, rows)) literals.push(columnLiteral(values));
+  }
+  return literals;
+}
+
 /** Each statement's column literals for the distinct rows (the slow part of a write). */
 export function writeParams(
   resource: BatchResource,
@@ -260,7 +277,7 @@ export function writeParams(
   // At least one statement, as before (an empty batch from the command line writes nothing in it).
   for (let from = 0; from === 0 || from < distinct.length; from += chunkRows) {
     const part = distinct.length <= chunkRows ? distinct : distinct.slice(from, from + chunkRows);
-    chunks.push(statementColumns(resource, part).map(columnLiteral));
+    chunks.push(columnLiterals(resource, part));
   }
   return { chunks, chunkRows, childItems };
 }
