@@ -9,7 +9,7 @@ import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js'
 import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
-import { favourMemoryOverSpeed, favourSpeedOverMemory } from './v8-by-engine.js';
+import { favourMemoryOverSpeed } from './v8-for-size.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
@@ -66,9 +66,8 @@ const mb = (bytes: number) => Math.round(bytes / 1_048_576);
  */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  // V8 favours speed on PostgreSQL, memory on the embedded engine, for the rest of the process
-  // (src/v8-by-engine.ts).
-  const v8Flag = config.databaseUrl ? favourSpeedOverMemory() : favourMemoryOverSpeed();
+  // Embedded: V8 favours memory over speed, for the rest of the process (src/v8-for-size.ts).
+  const v8Flag = config.databaseUrl ? undefined : favourMemoryOverSpeed();
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
@@ -77,12 +76,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // The embedded default runs in small VMs: its worker threads give their memory back at once.
     if (db.backend === 'pglite') endWorkersWhenIdle();
     app = await buildApp({ db, config, logLevel: config.logLevel });
-    app.log.debug(
-      { v8: v8Flag },
-      config.databaseUrl
-        ? 'PostgreSQL: V8 favours speed over memory'
-        : 'embedded engine: V8 favours memory over speed',
-    );
+    if (v8Flag) app.log.debug({ v8: v8Flag }, 'embedded engine: V8 favours memory over speed');
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
     // Beside the server: the background work (src/background/; stopped when the app closes).

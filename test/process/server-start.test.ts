@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
-import { spawnServer, waitReady } from '../../kit/server-process.js';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 
@@ -48,30 +47,6 @@ test('a start on an empty PostgreSQL database never makes a demo tenant', {
       assert.equal(row!.n, 0);
     } finally {
       await server.close();
-    }
-  } finally {
-    await scratch.drop();
-  }
-});
-
-test('serve on PostgreSQL turns V8 towards speed (the memory reducer off; src/v8-by-engine.ts)', {
-  skip: serverUrl ? false : 'needs TEST_DATABASE_URL (CI sets it)',
-}, async () => {
-  const scratch = await scratchPostgresDatabase(serverUrl!);
-  let output = '';
-  try {
-    const server = await spawnServer({
-      env: { ...process.env, DATABASE_URL: scratch.url, LOG_LEVEL: 'debug' },
-      onOutput: (chunk) => {
-        output += chunk.toString();
-      },
-    });
-    try {
-      await waitReady(server, 60_000, () => output.slice(-4000));
-      assert.match(output, /"v8":"--no-memory-reducer".*"PostgreSQL: V8 favours speed over memory"/);
-      assert.doesNotMatch(output, /--optimize-for-size/);
-    } finally {
-      await server.stop(10_000);
     }
   } finally {
     await scratch.drop();
