@@ -12,9 +12,12 @@
  * (default 6; after a warm-up round that is not counted), BENCH_PIN_POSTGRES=1 runs PostgreSQL on CPU 0 and the rest on the other CPUs (a
  * production topology: bench/lib/cpu-pinning.ts). The server's settings come from the environment
  * (BATCH_CONCURRENCY=1 DB_POOL_SIZE=3 shows the one-place figure: light batches take up to every
- * connection but two, four per place).
+ * connection but two, four per place). BENCH_BASELINE=DIR also runs the build of another checkout
+ * (built, the same migrations) on the same database, its service side between the other two of every
+ * round, and prints this build against it: the way to weigh a change, since one build's server CPU
+ * per item moves by a third from round to round on shared cores.
  */
-import { loadProducts, prepareSides } from './lib/batch-bench.js';
+import { loadProducts, prepareSides, startBaseline } from './lib/batch-bench.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
 import { pinPostgresApart } from './lib/cpu-pinning.js';
 import type { CpuSplit } from './lib/cpu-time.js';
@@ -61,6 +64,9 @@ async function main(): Promise<void> {
   );
   const sides = await prepareSides('postgres');
   await loadProducts(sides);
+  const baselineRoot = process.env.BENCH_BASELINE;
+  const baselineServer = baselineRoot ? await startBaseline(sides, baselineRoot) : undefined;
+  if (baselineRoot) console.log(`baseline: the build in ${baselineRoot}, on the same database`);
   const options = {
     clients: 4,
     seconds: SECONDS,
@@ -68,6 +74,7 @@ async function main(): Promise<void> {
     keySpace: ITEMS,
     batchesPerClient: 12,
     disjoint: true,
+    baseline: baselineServer && { baseUrl: baselineServer.baseUrl, pid: baselineServer.pid },
   };
   // Not counted: a first round warms the server (V8 still compiles its hot code for seconds; the
   // first rounds of the thirteenth to sixteenth sessions spent up to a third more of the server's CPU
@@ -77,14 +84,28 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   const services: ContentionSide[] = [];
   const raws: ContentionSide[] = [];
+  const baselines: ContentionSide[] = [];
+  const baselineRows: string[][] = [];
+  const cpu = (s: ContentionSide) => (s.cpu ? cpuText(perThousand(s.cpu, items(s))) : '');
   for (let round = 1; round <= ROUNDS; round++) {
     const rawFirst = round % 2 === 0;
     const figures = await runContention(sides, { ...options, rawFirst });
-    const errors = figures.service.errors + figures.raw.errors;
-    if (errors > 0) throw new Error(`errors: ${figures.service.firstError ?? figures.raw.firstError}`);
+    const sidesRun = [figures.service, figures.raw, ...(figures.baseline ? [figures.baseline] : [])];
+    const failed = sidesRun.find((side) => side.errors > 0);
+    if (failed) throw new Error(`errors: ${failed.firstError}`);
     services.push(figures.service);
     raws.push(figures.raw);
-    const cpu = (s: ContentionSide) => (s.cpu ? cpuText(perThousand(s.cpu, items(s))) : '');
+    if (figures.baseline) {
+      baselines.push(figures.baseline);
+      baselineRows.push([
+        `round ${round}${rawFirst ? ' (baseline first)' : ''}`,
+        `${Math.round(perSecond(figures.service)).toLocaleString('en-US')} items/s`,
+        `${Math.round(perSecond(figures.baseline)).toLocaleString('en-US')} items/s`,
+        ratio(perSecond(figures.service) / perSecond(figures.baseline)),
+        cpu(figures.service),
+        cpu(figures.baseline),
+      ]);
+    }
     rows.push([
       `round ${round}${rawFirst ? ' (raw first)' : ''}`,
       `${Math.round(perSecond(figures.service)).toLocaleString('en-US')} items/s`,
@@ -123,6 +144,32 @@ async function main(): Promise<void> {
       1,
     )}`,
   );
+  if (baselines.length > 0) {
+    const ours = sum(services);
+    const theirs = sum(baselines);
+    baselineRows.push([
+      'all rounds',
+      `${Math.round(rate(services)).toLocaleString('en-US')} items/s`,
+      `${Math.round(rate(baselines)).toLocaleString('en-US')} items/s`,
+      `${ratio(rate(services) / rate(baselines))} (raw floor: ${ratio(rate(baselines) / rate(raws))})`,
+      ours.cpu ? cpuText(perThousand(ours.cpu, ours.written)) : '',
+      theirs.cpu ? cpuText(perThousand(theirs.cpu, theirs.written)) : '',
+    ]);
+    console.log(
+      `\n${formatTable(
+        [
+          'W3: this build against the baseline',
+          'this build',
+          'baseline',
+          'this/baseline',
+          'this build: CPU ms per 1,000 items',
+          'baseline: CPU ms per 1,000 items',
+        ],
+        baselineRows,
+        1,
+      )}`,
+    );
+  }
   // Pinned, PostgreSQL has a core of its own: the cores are not shared, so CPU per item bounds nothing.
   if (serviceCpu && rawCpu && !pinnedApart) {
     // When the cores are the limit, throughput is inversely proportional to the CPU an item costs

@@ -48,6 +48,8 @@ export interface ServeOptions {
   nodeArgs?: readonly string[];
   /** Every chunk the process writes to stdout and stderr (its JSON log lines). */
   onOutput?: (chunk: Buffer) => void;
+  /** The command to run: this tree's by default, another build's for a comparison. */
+  cli?: string;
 }
 
 // Last resort when the caller dies without stopping its servers: none outlives the process.
@@ -59,8 +61,9 @@ process.once('exit', () => {
 /** Starts `node bin/sfa-backoffice.js serve` on a free loopback port; does not wait for /ready. */
 export async function spawnServer(options: ServeOptions): Promise<ServerProcess> {
   const port = await freePort();
-  const launch = cliLaunch();
-  const child = spawn(process.execPath, [...launch.nodeOptions, ...(options.nodeArgs ?? []), CLI, 'serve'], {
+  const cli = options.cli ?? CLI;
+  const launch = cliLaunch(cli);
+  const child = spawn(process.execPath, [...launch.nodeOptions, ...(options.nodeArgs ?? []), cli, 'serve'], {
     env: { ...launch.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

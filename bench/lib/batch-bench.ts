@@ -2,6 +2,8 @@
  * Batch write benchmark: the service end to end over HTTP vs. the same statement sent raw, on
  * PostgreSQL and on embedded PGlite (bench/batch.ts and bench/run.ts). See bench/README.md.
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { products } from '../../src/resources/products.js';
 import {
   createPgDatabase,
@@ -57,6 +59,9 @@ export interface Sides {
   rawTenant: number;
   /** The service tenant's id when the benchmark can read the server's database (PostgreSQL). */
   serviceTenantId: number | undefined;
+  /** The server's environment and node options: another build's server starts with the same (startBaseline). */
+  serverEnv: NodeJS.ProcessEnv;
+  nodeArgs: readonly string[];
 }
 
 interface Posted {
@@ -235,7 +240,29 @@ export async function prepareSides(backend: Backend, cpuProfDir?: string): Promi
     raw,
     rawTenant: await createRawTenant(raw),
     serviceTenantId: url ? await tenantId(raw, tenant.name) : undefined,
+    serverEnv: env,
+    nodeArgs,
   };
+}
+
+/**
+ * Another build's server on the same database (PostgreSQL) and so the same tenant and credentials, for
+ * a comparison in one run (BENCH_BASELINE: the root of a built checkout, e.g. of the commit before a
+ * change). Both builds must know the same migrations.
+ */
+export async function startBaseline(sides: Sides, root: string): Promise<ChildServer> {
+  if (!sides.url) throw new Error('a baseline server needs PostgreSQL');
+  const cli = join(resolve(root), 'bin', 'sfa-backoffice.js');
+  if (!existsSync(join(resolve(root), 'dist', 'cli.js')))
+    throw new Error(`${root} is not built (npm run build)`);
+  const env = { ...sides.serverEnv, METRICS_PORT: String(await freePort()) };
+  const server = await startServer(env, sides.nodeArgs, cli);
+  // The same history as the server it is weighed against: loadProducts' batch (its products exist
+  // already, so it creates none). Without it the same build ran W3 with a fifth less CPU per item as
+  // the second server than as the first (seventeenth session): a server is measured as it was used.
+  const posted = await post({ ...sides, baseUrl: server.baseUrl }, products.path, encode(productItems()));
+  expect201('baseline products', posted);
+  return server;
 }
 
 /** Every workload on prepared sides whose products are loaded (loadProducts). */

@@ -31,6 +31,17 @@ export interface ContentionOptions {
   disjoint?: boolean;
   /** The raw side runs first (alternated by callers, so that neither always runs on the other's dead rows). */
   rawFirst?: boolean;
+  /**
+   * Another build's server on the same database and tenant (BENCH_BASELINE): its service side runs
+   * too, between the other two, so both builds are measured in the same minutes.
+   */
+  baseline?: ServiceServer | undefined;
+}
+
+/** A server the service side writes through: its URL, and its process for the CPU it spends. */
+export interface ServiceServer {
+  baseUrl: string;
+  pid: number;
 }
 
 export interface ContentionSide {
@@ -102,7 +113,7 @@ async function timed(
 export async function runContention(
   sides: Sides,
   options: ContentionOptions,
-): Promise<{ service: ContentionSide; raw: ContentionSide }> {
+): Promise<{ service: ContentionSide; raw: ContentionSide; baseline?: ContentionSide }> {
   if (!sides.url) throw new Error('contention runs on PostgreSQL');
   const admin = await rawPostgres(sides.url);
   const items = Array.from({ length: options.clients }, (_, client) =>
@@ -118,18 +129,18 @@ export async function runContention(
   // Before each side, untimed: the dead rows of the side before it gone, as autovacuum would have
   // them gone on a production database (this machine's PostgreSQL runs without it).
   const vacuum = () => admin.query('VACUUM prices');
-  const runService = async (): Promise<ContentionSide> => {
+  const runService = async (server: ServiceServer): Promise<ContentionSide> => {
     await vacuum();
-    const http = new Client(sides.baseUrl, options.clients);
+    const http = new Client(server.baseUrl, options.clients);
     const before = await deadlocks(admin);
-    const cpuBefore = cpuNow(pid);
+    const cpuBefore = cpuNow(server.pid);
     const run = await timed(options.clients, options.seconds, async (client, round) => {
       const list = bodies[client]!;
       const answer = await http.request('POST', prices.path, headers, list[round % list.length]!);
       if (answer.status !== 201)
         throw new Error(`HTTP ${answer.status} ${answer.body.toString().slice(0, 200)}`);
     });
-    const cpu = cpuSpent(cpuBefore, cpuNow(pid));
+    const cpu = cpuSpent(cpuBefore, cpuNow(server.pid));
     http.close();
     await settle();
     return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
@@ -164,15 +175,19 @@ export async function runContention(
     return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
   };
 
+  const ours = { baseUrl: sides.baseUrl, pid };
   let service: ContentionSide;
   let raw: ContentionSide;
+  let baseline: ContentionSide | undefined;
   if (options.rawFirst) {
     raw = await runRaw();
-    service = await runService();
+    if (options.baseline) baseline = await runService(options.baseline);
+    service = await runService(ours);
   } else {
-    service = await runService();
+    service = await runService(ours);
+    if (options.baseline) baseline = await runService(options.baseline);
     raw = await runRaw();
   }
   await admin.close();
-  return { service, raw };
+  return { service, raw, ...(baseline ? { baseline } : {}) };
 }

@@ -17,18 +17,20 @@ export interface ChildServer {
 
 /**
  * Starts `node bin/sfa-backoffice.js serve` with env on a free port (kit/server-process.ts) and waits
- * until /ready answers. nodeArgs go before the script (e.g. --cpu-prof). Registers its own stop for
- * cleanup.
+ * until /ready answers. nodeArgs go before the script (e.g. --cpu-prof); cli is another build's command
+ * for a comparison. Registers its own stop for cleanup.
  */
 export async function startServer(
   env: NodeJS.ProcessEnv,
   nodeArgs: readonly string[] = [],
+  cli: string = CLI,
 ): Promise<ChildServer> {
   // Last words of the server, shown when it fails; warnings pass through as they come.
   let tail = '';
   const server = await spawnServer({
     env: { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
     nodeArgs,
+    cli,
     onOutput: (chunk) => {
       tail = (tail + chunk.toString()).slice(-4000);
       process.stderr.write(`[server] ${chunk}`);
