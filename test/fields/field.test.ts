@@ -255,3 +255,22 @@ describe('references to another resource', () => {
     ]);
   });
 });
+
+describe('validation after a field check that threw', () => {
+  test('a problem pushed before the throw is not put on the next batch', () => {
+    // A check with a bug: it reports a problem, then throws (a ValidationCrash for its batch).
+    const crashing = Object.assign(Object.create(text({ max: 5 })) as Field, {
+      check(_value: unknown, problems: string[]) {
+        problems.push('half-reported problem');
+        throw new Error('bug in a field check');
+      },
+    });
+    assert.throws(
+      () => validateItems({ fields: { code: crashing } }, [{ code: 'A' }]),
+      /bug in a field check/,
+    );
+    const next = validateItems(stocks, [{ product_code: 'P1', location: 'L1' }]);
+    assert.deepEqual(next.errors, []);
+    assert.ok(next.rows[0]);
+  });
+});

@@ -13,7 +13,8 @@ import { generateCustomers } from '../../src/seed/generate.js';
 /*
  * The served embedded process runs V8 optimized for size (src/v8-for-size.ts), and hands freed memory
  * back to the system once it has been quiet a while (src/memory-trim.ts): after its start, and after
- * each spell of requests, never while one is being answered. The figures it brings are in docs/performance.md (npm run bench:embedded).
+ * each spell of requests, never while one is being answered. The figures it brings are in
+ * docs/performance.md (npm run bench:embedded).
  */
 
 describe('QuietTrim', () => {
