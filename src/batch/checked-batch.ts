@@ -3,6 +3,7 @@ import { parseJsonBytes } from '../fields/json-text.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { type ArrayRule, BatchArrayRefused, type ItemError, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
+import { checkPlainBatch } from './plain-batch.js';
 import { type PreparedWrite, prepareWrite } from './prepared-write.js';
 import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
 
@@ -181,6 +182,11 @@ export async function checkBatch(
   options: BatchOptions,
   inSlices = true,
 ): Promise<CheckedBatch> {
+  // A plain body is checked on its bytes (src/batch/plain-batch.ts); any other, as items.
+  if (body instanceof Uint8Array && !options.outcomes && !options.skipInvalid) {
+    const plain = checkPlainBatch(resource, body, statementRows);
+    if (plain) return plain;
+  }
   return checkItems(resource, batchItems(body), statementRows, options, inSlices);
 }
 
