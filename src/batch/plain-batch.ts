@@ -136,6 +136,11 @@ class ColumnBytes {
   length = 0;
   /** Rows of the current statement that hold a value (not null). */
   present = 0;
+  /**
+   * NULLs not written yet: written before the column's next value, or never if the statement's
+   * column holds none (it is then {}, and an optional field most items leave out costs nothing).
+   */
+  nulls = 0;
 
   reserve(more: number): Uint8Array {
     if (this.length + more > this.bytes.length) {
@@ -144,6 +149,19 @@ class ColumnBytes {
       this.bytes = grown;
     }
     return this.bytes;
+  }
+
+  writeNulls(): void {
+    const out = this.reserve(this.nulls * 5);
+    let at = this.length;
+    for (; this.nulls > 0; this.nulls--) {
+      out[at++] = NULL_TEXT[0]!;
+      out[at++] = NULL_TEXT[1]!;
+      out[at++] = NULL_TEXT[2]!;
+      out[at++] = NULL_TEXT[3]!;
+      out[at++] = COMMA;
+    }
+    this.length = at;
   }
 }
 
@@ -176,18 +194,27 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   for (let c = 0; c < width; c++) {
     columns[c]!.length = 0;
     columns[c]!.present = 0;
+    columns[c]!.nulls = 0;
   }
   /** Per statement, each column's literal (filled at every statementRows rows and at the end). */
   const chunks: string[][] = [];
   const chunkStart = new Array<number>(width).fill(0);
+  /** Rows of the statement being written. */
+  let chunkRows = 0;
   const closeChunk = () => {
     const literals = new Array<string>(width);
     for (let f = 0; f < width; f++) {
       const column = columns[fields[f]!.column]!;
       const start = chunkStart[f]!;
-      // The trailing comma is left out; a column that no row of the statement gives a value is {}.
-      literals[fields[f]!.column] =
-        column.present === 0 ? '{}' : `{${column.bytes.toString('latin1', start, column.length - 1)}}`;
+      // A column that no row of the statement gives a value is {}; otherwise its last NULLs are
+      // written, and the trailing comma left out.
+      if (column.present === 0) {
+        literals[fields[f]!.column] = '{}';
+        column.nulls = 0;
+      } else {
+        if (column.nulls > 0) column.writeNulls();
+        literals[fields[f]!.column] = `{${column.bytes.toString('latin1', start, column.length - 1)}}`;
+      }
       chunkStart[f] = column.length;
       column.present = 0;
     }
@@ -233,21 +260,28 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
     while (p < end && isSpace(b[p]!)) p++;
     if (b[p] !== CLOSE_BRACE) {
       for (;;) {
-        // "name"
+        // "name": items of one body name their fields in one order, mostly, so the name the previous
+        // item had here is compared as it is read; any other is read, then looked up.
         if (b[p] !== QUOTE) return undefined;
         const nameStart = ++p;
-        while (p < end && b[p] !== QUOTE) {
-          const byte = b[p]!;
-          if (byte === BACKSLASH || byte < SPACE || byte > 0x7e) return undefined;
+        let f = expected[member]!;
+        if (f >= 0) {
+          const name = names[f]!;
+          let i = 0;
+          while (i < name.length && b[nameStart + i] === name[i]) i++;
+          if (i === name.length && b[nameStart + i] === QUOTE) p = nameStart + i + 1;
+          else f = -1;
+        }
+        if (f < 0) {
+          while (p < end && b[p] !== QUOTE) {
+            const byte = b[p]!;
+            if (byte === BACKSLASH || byte < SPACE || byte > 0x7e) return undefined;
+            p++;
+          }
+          if (p >= end || p === nameStart) return undefined;
+          f = fieldNamed(b, nameStart, p - nameStart);
           p++;
         }
-        if (p >= end) return undefined;
-        const nameLength = p - nameStart;
-        p++;
-        if (nameLength === 0) return undefined;
-        // Items of one body name their fields in one order, mostly: the previous item's is tried first.
-        let f = expected[member]!;
-        if (f < 0 || !sameName(names[f]!, b, nameStart, nameLength)) f = fieldNamed(b, nameStart, nameLength);
         if (f < 0 || seen[f] === items) return undefined;
         expected[member++] = f;
         seen[f] = items;
@@ -265,6 +299,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
           // A string: printable ASCII, no escape, copied as it is read. A decimal's only if empty (absent).
           if (field.kind === DECIMAL && b[p + 1] !== QUOTE) return undefined;
           const start = ++p;
+          if (column.nulls > 0) column.writeNulls();
           const out = column.reserve(field.max + 3);
           let at = column.length;
           out[at++] = QUOTE;
@@ -325,6 +360,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
           // -0 is 0 in the general path.
           if (integerDigits === 0 && fractionDigits === 0 && start !== integerStart) return undefined;
           if (integerDigits > field.integerDigits || fractionDigits > field.fractionDigits) return undefined;
+          if (column.nulls > 0) column.writeNulls();
           const out = column.reserve(fractionEnd - start + 3);
           let at = column.length;
           out[at++] = QUOTE;
@@ -381,7 +417,10 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
     firstKeys.add(firstKey);
     // A repeated first key part: whether the whole key repeats, and which item wins, is the general path's.
     if (firstKeys.size !== items) return undefined;
-    if (items % statementRows === 0) closeChunk();
+    if (++chunkRows === statementRows) {
+      closeChunk();
+      chunkRows = 0;
+    }
     while (p < end && isSpace(b[p]!)) p++;
     if (b[p] === COMMA) {
       p++;
@@ -393,7 +432,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   p++;
   while (p < end && isSpace(b[p]!)) p++;
   if (p !== end) return undefined;
-  if (items % statementRows !== 0) closeChunk();
+  if (chunkRows > 0) closeChunk();
   return {
     items,
     errors: [],
@@ -410,14 +449,7 @@ function isSpace(byte: number): boolean {
 }
 
 function writeNull(column: ColumnBytes): void {
-  const out = column.reserve(5);
-  let at = column.length;
-  out[at++] = NULL_TEXT[0]!;
-  out[at++] = NULL_TEXT[1]!;
-  out[at++] = NULL_TEXT[2]!;
-  out[at++] = NULL_TEXT[3]!;
-  out[at++] = COMMA;
-  column.length = at;
+  column.nulls++;
 }
 
 /** Whether b[start, start + length) is the name's bytes. */
