@@ -221,8 +221,9 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
     chunks.push(literals);
   };
 
-  const referenced: (string | null)[] = [];
-  const firstKeys = new Set<string>();
+  // Per item, where its referring value starts and ends in the body (-1: none); strings only if asked.
+  let referenceSpans = spanScratch;
+  firstKeys.clear();
   // Per field, the item (1-based) that last gave it a value: a repeated name, or a required field
   // left out, is the general path's to answer.
   const seen = new Int32Array(width);
@@ -407,16 +408,12 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
       writeNull(columns[fields[f]!.column]!);
     }
     if (referenceAt >= 0) {
-      referenced.push(referenceEnd < 0 ? null : text.toString('latin1', referenceStart, referenceEnd));
+      if (referenceSpans.length < items * 2) referenceSpans = spanScratch = grown(referenceSpans, items * 2);
+      referenceSpans[items * 2 - 2] = referenceStart;
+      referenceSpans[items * 2 - 1] = referenceEnd;
     }
-    if (firstKeyEnd < 0) return undefined;
-    const firstKey =
-      firstKeyAt === referenceAt
-        ? referenced[referenced.length - 1]!
-        : text.toString('latin1', firstKeyStart, firstKeyEnd);
-    firstKeys.add(firstKey);
     // A repeated first key part: whether the whole key repeats, and which item wins, is the general path's.
-    if (firstKeys.size !== items) return undefined;
+    if (firstKeyEnd < 0 || !firstKeys.add(b, firstKeyStart, firstKeyEnd)) return undefined;
     if (++chunkRows === statementRows) {
       closeChunk();
       chunkRows = 0;
@@ -433,15 +430,85 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   while (p < end && isSpace(b[p]!)) p++;
   if (p !== end) return undefined;
   if (chunkRows > 0) closeChunk();
+  const spans = referenceAt >= 0 ? referenceSpans.slice(0, items * 2) : undefined;
+  let referencedKeys: (string | undefined)[] | undefined;
   return {
     items,
     errors: [],
     invalid: undefined,
     keyTexts: undefined,
     write: { items, distinct: items, chunks, chunkRows: Math.min(statementRows, items), childItems: 0 },
-    referencedKeys: referenced as (string | undefined)[],
+    // Read only when the write names a missing reference (or a worker thread sends the result back):
+    // a valid batch makes no string per item.
+    get referencedKeys() {
+      referencedKeys ??= spans
+        ? Array.from({ length: items }, (_, at) =>
+            spans[at * 2 + 1]! < 0
+              ? (null as unknown as undefined)
+              : text.toString('latin1', spans[at * 2]!, spans[at * 2 + 1]!),
+          )
+        : [];
+      return referencedKeys;
+    },
   };
 }
+
+/** A copy of spans with room for at least length values. */
+function grown(spans: Int32Array, length: number): Int32Array<ArrayBuffer> {
+  const copy = new Int32Array(Math.max(length, spans.length * 2));
+  copy.set(spans);
+  return copy;
+}
+
+let spanScratch = new Int32Array(2_048);
+
+/**
+ * The first key parts of one body, by their bytes: open addressing over an FNV-1a hash, no string
+ * made. Its tables are reused from body to body (a slot belongs to this body when its round is the
+ * current one); they hold up to MAX_BATCH_ITEMS keys at most half full.
+ */
+class ByteKeySet {
+  readonly #size = 32_768; // a power of two, at least 2 * MAX_BATCH_ITEMS
+  readonly #rounds = new Int32Array(this.#size);
+  readonly #starts = new Int32Array(this.#size);
+  readonly #ends = new Int32Array(this.#size);
+  #round = 0;
+  #body: Uint8Array = new Uint8Array(0);
+
+  clear(): void {
+    // Rounds stay int32 (what the table holds); after 2^31 bodies the table starts over.
+    if (++this.#round > 0x7fffffff) {
+      this.#rounds.fill(0);
+      this.#round = 1;
+    }
+  }
+
+  /** Adds b[start, end); false if those bytes are there already. */
+  add(b: Uint8Array, start: number, end: number): boolean {
+    this.#body = b;
+    let hash = 0x811c9dc5;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
+    const mask = this.#size - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      if (this.#rounds[slot] !== this.#round) {
+        this.#rounds[slot] = this.#round;
+        this.#starts[slot] = start;
+        this.#ends[slot] = end;
+        return true;
+      }
+      if (this.#same(this.#starts[slot]!, this.#ends[slot]!, start, end)) return false;
+    }
+  }
+
+  #same(aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
+    if (aEnd - aStart !== bEnd - bStart) return false;
+    const b = this.#body;
+    for (let i = 0; i < aEnd - aStart; i++) if (b[aStart + i] !== b[bStart + i]) return false;
+    return true;
+  }
+}
+
+const firstKeys = new ByteKeySet();
 
 /** JSON's white space: space, tab, line feed, carriage return. */
 function isSpace(byte: number): boolean {
