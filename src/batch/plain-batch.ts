@@ -37,6 +37,8 @@ interface PlainField {
   values: Uint8Array[];
   /** Where the field's values go: its column among the statement's. */
   column: number;
+  /** What an item that leaves the field out gives: its default's literal element, or null for NULL. */
+  absent: Uint8Array | null;
 }
 
 interface Plan {
@@ -83,8 +85,13 @@ function planOf(resource: BatchResource): Plan | null {
 }
 
 function plainField(field: Field, column: number): PlainField | undefined {
-  if (!field.isColumn || field.defaultValue !== null) return undefined;
-  const common = { required: field.required, column, max: 0, integerDigits: 0, fractionDigits: 0 };
+  const { defaultValue } = field;
+  if (!field.isColumn) return undefined;
+  // A default other than NULL is written as arrayLiteral writes it: a quoted plain string only.
+  if (defaultValue !== null && (typeof defaultValue !== 'string' || !isPlainText(defaultValue)))
+    return undefined;
+  const absent = defaultValue === null ? null : Buffer.from(JSON.stringify(defaultValue), 'latin1');
+  const common = { required: field.required, column, absent, max: 0, integerDigits: 0, fractionDigits: 0 };
   if (field instanceof ChoiceField) {
     if (!field.values.every((value) => value.length > 0 && isPlainText(value))) return undefined;
     const values = field.values.map((value) => Buffer.from(value, 'latin1'));
@@ -109,6 +116,12 @@ function plainField(field: Field, column: number): PlainField | undefined {
 
 function makePlan(resource: BatchResource): Plan | null {
   if (resource.childPosition !== undefined) return null;
+  // The referring value and the first key part are read where the item gives them, never defaulted.
+  const reference = resource.reference?.position;
+  const firstKey = resource.keyPositions[0]!;
+  if ([reference, firstKey].some((at) => at !== undefined && resource.fieldList[at]!.defaultValue !== null)) {
+    return null;
+  }
   const fields: PlainField[] = [];
   for (let at = 0; at < resource.fieldList.length; at++) {
     const field = plainField(resource.fieldList[at]!, resource.columnPositions.indexOf(at));
@@ -319,7 +332,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
           if (length === 0) {
             // Empty means absent (field-type.ts).
             if (field.required) return undefined;
-            writeNull(column);
+            writeAbsent(field, column);
           } else {
             // A leading space may be all there is (blank, absent): the general path's to tell.
             if (b[start] === SPACE) return undefined;
@@ -378,7 +391,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
           }
           p += 4;
           if (field.required) return undefined;
-          writeNull(column);
+          writeAbsent(field, column);
         } else {
           return undefined;
         }
@@ -401,11 +414,11 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
       }
     }
     p++;
-    // The fields the item left out: null, unless one is required.
+    // The fields the item left out: their default, unless one is required.
     for (let f = 0; f < width; f++) {
       if (seen[f] === items) continue;
       if (fields[f]!.required) return undefined;
-      writeNull(columns[fields[f]!.column]!);
+      writeAbsent(fields[f]!, columns[fields[f]!.column]!);
     }
     if (referenceAt >= 0) {
       if (referenceSpans.length < items * 2) referenceSpans = spanScratch = grown(referenceSpans, items * 2);
@@ -515,8 +528,19 @@ function isSpace(byte: number): boolean {
   return byte === SPACE || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
-function writeNull(column: ColumnBytes): void {
-  column.nulls++;
+/** An absent value (left out, null or empty): the field's default, NULL unless it has one. */
+function writeAbsent(field: PlainField, column: ColumnBytes): void {
+  const { absent } = field;
+  if (absent === null) {
+    column.nulls++;
+    return;
+  }
+  if (column.nulls > 0) column.writeNulls();
+  const out = column.reserve(absent.length + 1);
+  out.set(absent, column.length);
+  out[column.length + absent.length] = COMMA;
+  column.length += absent.length + 1;
+  column.present++;
 }
 
 /** Whether b[start, start + length) is the name's bytes. */
