@@ -236,7 +236,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
 
   // Per item, where its referring value starts and ends in the body (-1: none); strings only if asked.
   let referenceSpans = spanScratch;
-  firstKeys.clear();
+  firstKeys.clear(b);
   // Per field, the item (1-based) that last gave it a value: a repeated name, or a required field
   // left out, is the general path's to answer.
   const seen = new Int32Array(width);
@@ -426,7 +426,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
       referenceSpans[items * 2 - 1] = referenceEnd;
     }
     // A repeated first key part: whether the whole key repeats, and which item wins, is the general path's.
-    if (firstKeyEnd < 0 || !firstKeys.add(b, firstKeyStart, firstKeyEnd)) return undefined;
+    if (firstKeyEnd < 0 || !firstKeys.add(firstKeyStart, firstKeyEnd)) return undefined;
     if (++chunkRows === statementRows) {
       closeChunk();
       chunkRows = 0;
@@ -481,14 +481,22 @@ let spanScratch = new Int32Array(2_048);
  * current one); they hold up to MAX_BATCH_ITEMS keys at most half full.
  */
 class ByteKeySet {
-  readonly #size = 32_768; // a power of two, at least 2 * MAX_BATCH_ITEMS
-  readonly #rounds = new Int32Array(this.#size);
-  readonly #starts = new Int32Array(this.#size);
-  readonly #ends = new Int32Array(this.#size);
+  static readonly #size = 32_768; // a power of two, at least 2 * MAX_BATCH_ITEMS
+  // Made at the first body (384 KB), not when the module loads.
+  #rounds = new Int32Array(0);
+  #starts = new Int32Array(0);
+  #ends = new Int32Array(0);
   #round = 0;
   #body: Uint8Array = new Uint8Array(0);
 
-  clear(): void {
+  /** Empties the set for the keys of body b. */
+  clear(b: Uint8Array): void {
+    if (this.#rounds.length === 0) {
+      this.#rounds = new Int32Array(ByteKeySet.#size);
+      this.#starts = new Int32Array(ByteKeySet.#size);
+      this.#ends = new Int32Array(ByteKeySet.#size);
+    }
+    this.#body = b;
     // Rounds stay int32 (what the table holds); after 2^31 bodies the table starts over.
     if (++this.#round > 0x7fffffff) {
       this.#rounds.fill(0);
@@ -496,12 +504,12 @@ class ByteKeySet {
     }
   }
 
-  /** Adds b[start, end); false if those bytes are there already. */
-  add(b: Uint8Array, start: number, end: number): boolean {
-    this.#body = b;
+  /** Adds b[start, end) of the body; false if those bytes are there already. */
+  add(start: number, end: number): boolean {
+    const b = this.#body;
     let hash = 0x811c9dc5;
     for (let i = start; i < end; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
-    const mask = this.#size - 1;
+    const mask = ByteKeySet.#size - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       if (this.#rounds[slot] !== this.#round) {
         this.#rounds[slot] = this.#round;
