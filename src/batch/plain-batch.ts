@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { ChoiceField } from '../fields/choice.js';
 import { DecimalField } from '../fields/decimal.js';
 import type { Field } from '../fields/field-type.js';
@@ -179,6 +180,17 @@ class ColumnBytes {
 }
 
 const columnBytes: ColumnBytes[] = [];
+const EMPTY = new Uint8Array(0);
+/** A column's bytes past this are let go after the body (a worker thread's 10,000 items), not kept. */
+const KEPT_COLUMN_BYTES = 1024 * 1024;
+
+/** What one body left in the reused buffers that need not outlive it. */
+function releaseScratch(): void {
+  firstKeys.release();
+  for (const column of columnBytes) {
+    if (column.bytes.length > KEPT_COLUMN_BYTES) column.bytes = Buffer.allocUnsafeSlow(16 * 1024);
+  }
+}
 
 /**
  * The batch checked on its bytes, as checkItems would have checked it (with no option that asks
@@ -189,13 +201,33 @@ export function checkPlainBatch(
   body: Uint8Array,
   statementRows: number,
 ): CheckedBatch | undefined {
+  try {
+    return scanPlainBatch(resource, body, statementRows);
+  } catch {
+    // Never expected (the property test calls scanPlainBatch, which throws): the general path
+    // answers whatever this one could not read.
+    return undefined;
+  }
+}
+
+/** checkPlainBatch, throwing what goes wrong: for the tests, which must tell a crash from a refusal. */
+export function scanPlainBatch(
+  resource: BatchResource,
+  body: Uint8Array,
+  statementRows: number,
+): CheckedBatch | undefined {
   const plan = planOf(resource);
-  if (!plan) return undefined;
+  // Statements of a whole number of rows (PGlite's 2,000, PostgreSQL's no limit), as writeParams cuts them.
+  if (
+    !plan ||
+    !(statementRows === Number.POSITIVE_INFINITY || (Number.isInteger(statementRows) && statementRows > 0))
+  ) {
+    return undefined;
+  }
   try {
     return scan(plan, body, statementRows);
-  } catch {
-    // Never expected; the general path answers whatever this one could not read.
-    return undefined;
+  } finally {
+    releaseScratch();
   }
 }
 
@@ -215,20 +247,20 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   /** Rows of the statement being written. */
   let chunkRows = 0;
   const closeChunk = () => {
+    // Fields and columns are one to one here (no items field): column c is some field's.
     const literals = new Array<string>(width);
-    for (let f = 0; f < width; f++) {
-      const column = columns[fields[f]!.column]!;
-      const start = chunkStart[f]!;
+    for (let c = 0; c < width; c++) {
+      const column = columns[c]!;
       // A column that no row of the statement gives a value is {}; otherwise its last NULLs are
       // written, and the trailing comma left out.
       if (column.present === 0) {
-        literals[fields[f]!.column] = '{}';
+        literals[c] = '{}';
         column.nulls = 0;
       } else {
         if (column.nulls > 0) column.writeNulls();
-        literals[fields[f]!.column] = `{${column.bytes.toString('latin1', start, column.length - 1)}}`;
+        literals[c] = `{${column.bytes.toString('latin1', chunkStart[c]!, column.length - 1)}}`;
       }
-      chunkStart[f] = column.length;
+      chunkStart[c] = column.length;
       column.present = 0;
     }
     chunks.push(literals);
@@ -244,9 +276,8 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   const expected = new Int32Array(width + 1).fill(-1);
   /** The field of the name at b[start, start + length), or -1. */
   const fieldNamed = (b: Uint8Array, start: number, length: number): number => {
-    for (const at of byShape.get(shapeKey(length, b[start]!, b[start + length - 1]!)) ?? []) {
-      if (sameName(names[at]!, b, start, length)) return at;
-    }
+    const candidates = byShape.get(shapeKey(length, b[start]!, b[start + length - 1]!));
+    if (candidates) for (const at of candidates) if (sameName(names[at]!, b, start, length)) return at;
     return -1;
   };
   const text = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -426,7 +457,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
       referenceSpans[items * 2 - 1] = referenceEnd;
     }
     // A repeated first key part: whether the whole key repeats, and which item wins, is the general path's.
-    if (firstKeyEnd < 0 || !firstKeys.add(firstKeyStart, firstKeyEnd)) return undefined;
+    if (firstKeyEnd < 0 || firstKeys.add(firstKeyStart, firstKeyEnd) !== true) return undefined;
     if (++chunkRows === statementRows) {
       closeChunk();
       chunkRows = 0;
@@ -457,7 +488,8 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
       referencedKeys ??= spans
         ? Array.from({ length: items }, (_, at) =>
             spans[at * 2 + 1]! < 0
-              ? (null as unknown as undefined)
+              ? // What the general path holds there too: the absent value's null (typed as undefined).
+                (null as unknown as undefined)
               : text.toString('latin1', spans[at * 2]!, spans[at * 2 + 1]!),
           )
         : [];
@@ -480,14 +512,29 @@ let spanScratch = new Int32Array(2_048);
  * made. Its tables are reused from body to body (a slot belongs to this body when its round is the
  * current one); they hold up to MAX_BATCH_ITEMS keys at most half full.
  */
-class ByteKeySet {
+/** FNV-1a's offset basis, mixed with a number drawn when the process starts. */
+const HASH_SEED = (0x811c9dc5 ^ randomInt(0x7fffffff)) | 0;
+/** At most this many slots looked at per key: 10,000 keys fill a third of the table, a few each. */
+export const MAX_PROBES = 32;
+
+export class ByteKeySet {
   static readonly #size = 32_768; // a power of two, at least 2 * MAX_BATCH_ITEMS
+  readonly #seed: number;
   // Made at the first body (384 KB), not when the module loads.
   #rounds = new Int32Array(0);
   #starts = new Int32Array(0);
   #ends = new Int32Array(0);
   #round = 0;
-  #body: Uint8Array = new Uint8Array(0);
+  #body: Uint8Array = EMPTY;
+
+  constructor(seed = HASH_SEED) {
+    this.#seed = seed;
+  }
+
+  /** Lets go of the last body (it may be large). */
+  release(): void {
+    this.#body = EMPTY;
+  }
 
   /** Empties the set for the keys of body b. */
   clear(b: Uint8Array): void {
@@ -504,13 +551,19 @@ class ByteKeySet {
     }
   }
 
-  /** Adds b[start, end) of the body; false if those bytes are there already. */
-  add(start: number, end: number): boolean {
+  /**
+   * Adds b[start, end) of the body: true if new, false if those bytes are there already, undefined if
+   * they collide with too many others. The hash starts from a number of this process's own, and a key
+   * that probes past MAX_PROBES slots gives up: a body of keys made to collide (a client that knows the
+   * hash) costs no more than a normal one before the general path, whose Set V8 seeds, takes it.
+   */
+  add(start: number, end: number): boolean | undefined {
     const b = this.#body;
-    let hash = 0x811c9dc5;
+    let hash = this.#seed;
     for (let i = start; i < end; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
     const mask = ByteKeySet.#size - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash & mask, probes = 0; ; slot = (slot + 1) & mask) {
+      if (++probes > MAX_PROBES) return undefined;
       if (this.#rounds[slot] !== this.#round) {
         this.#rounds[slot] = this.#round;
         this.#starts[slot] = start;
