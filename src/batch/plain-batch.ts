@@ -16,7 +16,7 @@ import type { CheckedBatch } from './checked-batch.js';
  * It answers only for what it is sure of, and exactly as the general path (checkItems) would:
  * a body that is an array of flat objects whose values are plain (strings of printable ASCII without
  * escapes, numbers without an exponent, null), of a resource whose fields are text, choices and
- * decimals without bounds, every item valid and every key distinct. Anything else (an invalid item, an
+ * decimals without bounds (no default but a plain string), every item valid and every key distinct. Anything else (an invalid item, an
  * escape, a repeated key, another field type) returns undefined and the general path decides, with its
  * messages: the field types keep their rules in one place, this path only recognises values those
  * rules certainly accept. test/batch/plain-batch.test.ts compares the two on generated bodies.
