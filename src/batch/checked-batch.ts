@@ -1,39 +1,20 @@
 import type { FieldValue } from '../fields/field.js';
 import { parseJsonBytes } from '../fields/json-text.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
-import { type ArrayRule, BatchArrayRefused, type ItemError, ValidationCrash } from './batch-errors.js';
+import { type ArrayRule, BatchArrayRefused, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
+import type { CheckedBatch } from './checked.js';
 import { checkPlainBatch } from './plain-batch.js';
-import { type PreparedWrite, prepareWrite } from './prepared-write.js';
+import { prepareWrite } from './prepared-write.js';
 import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
+
+export type { CheckedBatch } from './checked.js';
 
 /*
  * The check of a batch, one function wherever it runs (on the event loop for a small body, in a worker
  * thread for a large one): the array rules, each item's fields, repeated keys, and what the write and
  * the answer need.
  */
-
-/**
- * A batch checked, wherever that was (inline, or in a worker thread for a large body): its problems,
- * and what its write and its answer need. Never the parsed items: a worker sends back only this.
- */
-export interface CheckedBatch {
-  /** The array's length. */
-  items: number;
-  /** Sorted by index, capped (src/batch/batch-errors.ts); empty for a valid batch. */
-  errors: ItemError[];
-  /** With on_invalid=skip: 1 for each invalid item (every item looked at). */
-  invalid?: Uint8Array | undefined;
-  /**
-   * Per item, the key its row refers to (referencedKeysOf; empty for a resource without a
-   * reference): the rows as far as the missing-references query reads them (referenceRows).
-   */
-  referencedKeys: (string | undefined)[];
-  /** With outcomes=true: per valid item, its key fields as sent, as JSON text. */
-  keyTexts?: (string | undefined)[] | undefined;
-  /** What writing the valid items needs: absent when nothing is to be written. */
-  write?: PreparedWrite | undefined;
-}
 
 /**
  * The array rules every batch body obeys (backoffice-api.md 4.3, 7.1), in the spec's order; `max` is

@@ -4,7 +4,7 @@ import { DecimalField } from '../fields/decimal.js';
 import type { Field } from '../fields/field-type.js';
 import { TextField } from '../fields/text.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
-import type { CheckedBatch } from './checked-batch.js';
+import type { CheckedBatch } from './checked.js';
 
 /*
  * The check of a plain batch body on its bytes, without parsing it into objects: one pass that reads
