@@ -106,10 +106,10 @@ function itemText(resource: BatchResource, rng: Random, at: number, plainness: n
     if (field instanceof DecimalField) value = numberText(rng, field, plain);
     else if (field instanceof ChoiceField || field instanceof TextField) {
       const generated = String(field.generate(rng));
-      // Keys unique per item, so that a batch of plain items has no repeated key.
       // A run of 16 digits in a plain string makes the general path parse losslessly (json-text.ts).
       const digits =
         field instanceof TextField && field.max >= 16 && rng() < 0.05 ? '1234567890123456' : generated;
+      // Keys unique per item, so that a batch of plain items has no repeated key.
       const keyed = resource.key.includes(name) ? `${name === resource.key[0] ? `K${at}` : 'L1'}` : digits;
       value = stringText(rng, field instanceof ChoiceField ? generated : keyed, plain);
     } else value = JSON.stringify(field.generate(rng, 0));
