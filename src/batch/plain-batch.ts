@@ -45,8 +45,6 @@ interface PlainField {
 interface Plan {
   fields: PlainField[];
   names: Uint8Array[];
-  /** Fields by the length, first and last byte of their name: a key is compared with those only. */
-  byShape: Map<number, number[]>;
   /** The field whose value a row refers to (BatchResource.reference), or -1. */
   referenceAt: number;
   /** The first key part's field: distinct values there make distinct keys. */
@@ -70,8 +68,6 @@ const NULL_TEXT = new Uint8Array([0x6e, 0x75, 0x6c, 0x6c]); // null
 
 /** Printable ASCII other than the quote and the backslash: the same bytes in JSON and in a literal. */
 const isPlainText = (text: string) => /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(text);
-
-const shapeKey = (length: number, first: number, last: number) => length * 65536 + first * 256 + last;
 
 const plans = new WeakMap<BatchResource, Plan | null>();
 
@@ -129,18 +125,11 @@ function makePlan(resource: BatchResource): Plan | null {
     if (!field || field.column < 0 || !isPlainText(resource.fieldNames[at]!)) return null;
     fields.push(field);
   }
-  const names = resource.fieldNames.map((name) => Buffer.from(name, 'latin1'));
-  const byShape = new Map<number, number[]>();
-  names.forEach((name, at) => {
-    const key = shapeKey(name.length, name[0]!, name[name.length - 1]!);
-    byShape.set(key, [...(byShape.get(key) ?? []), at]);
-  });
   return {
     fields,
-    names,
-    byShape,
-    referenceAt: resource.reference?.position ?? -1,
-    firstKeyAt: resource.keyPositions[0]!,
+    names: resource.fieldNames.map((name) => Buffer.from(name, 'latin1')),
+    referenceAt: reference ?? -1,
+    firstKeyAt: firstKey,
   };
 }
 
@@ -232,7 +221,7 @@ export function scanPlainBatch(
 }
 
 function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | undefined {
-  const { fields, names, byShape, referenceAt, firstKeyAt } = plan;
+  const { fields, names, referenceAt, firstKeyAt } = plan;
   const width = fields.length;
   while (columnBytes.length < width) columnBytes.push(new ColumnBytes());
   const columns = columnBytes;
@@ -274,10 +263,9 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
   const seen = new Int32Array(width);
   // Per member of an item (its first, second, ... name), the field the previous item named there.
   const expected = new Int32Array(width + 1).fill(-1);
-  /** The field of the name at b[start, start + length), or -1. */
-  const fieldNamed = (b: Uint8Array, start: number, length: number): number => {
-    const candidates = byShape.get(shapeKey(length, b[start]!, b[start + length - 1]!));
-    if (candidates) for (const at of candidates) if (sameName(names[at]!, b, start, length)) return at;
+  /** The field of the name at b[start, start + length), or -1 (a few fields: looked through). */
+  const fieldNamed = (start: number, length: number): number => {
+    for (let at = 0; at < names.length; at++) if (sameName(names[at]!, b, start, length)) return at;
     return -1;
   };
   const text = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -324,7 +312,7 @@ function scan(plan: Plan, b: Uint8Array, statementRows: number): CheckedBatch | 
             p++;
           }
           if (p >= end || p === nameStart) return undefined;
-          f = fieldNamed(b, nameStart, p - nameStart);
+          f = fieldNamed(nameStart, p - nameStart);
           p++;
         }
         if (f < 0 || seen[f] === items) return undefined;
