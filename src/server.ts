@@ -9,7 +9,7 @@ import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js'
 import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
-import { favourMemoryOverSpeed } from './v8-for-size.js';
+import { favourMemoryOverSpeed, favourSpeedOverMemory } from './v8-for-size.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
@@ -61,13 +61,14 @@ const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 
 /**
  * Opens the database (embedded: under the data directory lock), brings the schema up to date, and listens.
- * On the embedded database it also sets V8 to favour memory over speed, for the whole process: a
- * later server of the same process (tests) keeps it.
+ * It also sets V8 to favour memory over speed on the embedded database, speed on PostgreSQL, for the
+ * whole process: a later server of the same process (tests) keeps it.
  */
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
-  // Embedded: V8 favours memory over speed, for the rest of the process (src/v8-for-size.ts).
-  const v8Flag = config.databaseUrl ? undefined : favourMemoryOverSpeed();
+  // V8 favours memory over speed on the embedded engine, speed on PostgreSQL, for the rest of the
+  // process (src/v8-for-size.ts).
+  const v8Flag = config.databaseUrl ? favourSpeedOverMemory() : favourMemoryOverSpeed();
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {
     await migrate(db);
@@ -76,7 +77,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // The embedded default runs in small VMs: its worker threads give their memory back at once.
     if (db.backend === 'pglite') endWorkersWhenIdle();
     app = await buildApp({ db, config, logLevel: config.logLevel });
-    if (v8Flag) app.log.debug({ v8: v8Flag }, 'embedded engine: V8 favours memory over speed');
+    app.log.debug(
+      { v8: v8Flag },
+      db.backend === 'pglite'
+        ? 'embedded engine: V8 favours memory over speed'
+        : 'V8 favours speed over memory',
+    );
     if (renumbered) app.log.warn({ feed: renumbered }, renumberedText(renumbered));
     const url = await app.listen({ port: config.port, host: config.host });
     // Beside the server: the background work (src/background/; stopped when the app closes).
