@@ -206,12 +206,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   app.decorate('background', background);
   app.addHook('onClose', () => background.stop());
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   installErrorHandling(app);
   installGracefulClose(app);
-  await installSecurityHeaders(app);
+  installSecurityHeaders(app);
   // Before any route: the plugin hooks each route as it is added (docs/decisions.md, compression).
   await app.register(fastifyCompress, {
     // Answers only; a Content-Encoding request body is not inflated (the body limits count raw bytes).
@@ -226,8 +227,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // A cache must not serve one client's encoding to another: the plain answers vary too (the plugin
   // marks only those it compresses).
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader('vary')) reply.header('vary', 'accept-encoding');
+    done(null, payload);
   });
 
   app.removeAllContentTypeParsers();

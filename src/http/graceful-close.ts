@@ -15,10 +15,12 @@ export function installGracefulClose(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new HttpProblem(503, [{ message: 'The service is shutting down; retry the request' }]);
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing) done(new HttpProblem(503, [{ message: 'The service is shutting down; retry the request' }]));
+    else done();
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 }

@@ -330,13 +330,14 @@ export function installMetrics(
 ): AppMetrics {
   const metrics = new AppMetrics(db, feedWatch);
   app.decorate('metrics', metrics);
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     metrics.requestAnswered(
       request.routeOptions.url ?? UNMATCHED_ROUTE,
       request.method,
       reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
   });
   if (config.metricsPort === undefined) return metrics;
   const listen = { port: config.metricsPort, host: config.metricsHost ?? '127.0.0.1' };

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import helmet from 'helmet';
+import { helmetHeaders } from '../../src/http/security-headers.js';
 import { DOCS_CSP } from '../../src/routes/docs/docs-routes.js';
 import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
@@ -15,6 +19,24 @@ function assertCommonHeaders(response: LightMyRequestResponse, what: string) {
   assert.equal(h['strict-transport-security'], 'max-age=31536000', what);
   assert.equal(h['x-powered-by'], undefined, what);
 }
+
+test('the headers read once are those helmet sets on a real response, for the same options', () => {
+  const options = {
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"] } },
+    frameguard: { action: 'deny' as const },
+    referrerPolicy: { policy: 'no-referrer' as const },
+  };
+  const response = new ServerResponse(new IncomingMessage(new Socket()));
+  response.setHeader('X-Powered-By', 'something');
+  let called = false;
+  helmet(options)(response.req, response, () => {
+    called = true;
+  });
+  assert.ok(called);
+  const expected = Object.fromEntries(Object.entries(response.getHeaders()).map(([k, v]) => [k, String(v)]));
+  assert.ok(Object.keys(expected).length >= 10, JSON.stringify(expected));
+  assert.deepEqual(helmetHeaders(options), expected);
+});
 
 for (const backend of backends()) {
   describe(`security headers on ${backend.name}`, () => {
