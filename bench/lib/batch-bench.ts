@@ -256,7 +256,11 @@ export async function startBaseline(sides: Sides, root: string): Promise<ChildSe
   if (!existsSync(join(resolve(root), 'dist', 'cli.js')))
     throw new Error(`${root} is not built (npm run build)`);
   const env = { ...sides.serverEnv, METRICS_PORT: String(await freePort()) };
-  const server = await startServer(env, sides.nodeArgs, cli);
+  // BENCH_BASELINE_NODE_ARGS (when set, even empty) replaces BENCH_NODE_ARGS for the baseline: the
+  // same build under two sets of V8 flags is weighed the same way.
+  const own = process.env.BENCH_BASELINE_NODE_ARGS;
+  const nodeArgs = own === undefined ? sides.nodeArgs : own.split(' ').filter(Boolean);
+  const server = await startServer(env, nodeArgs, cli);
   // The same history as the server it is weighed against: loadProducts' batch (its products exist
   // already, so it creates none). Without it the same build ran W3 with a fifth less CPU per item as
   // the second server than as the first (seventeenth session): a server is measured as it was used.
