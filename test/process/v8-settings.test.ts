@@ -22,7 +22,7 @@ test('the served process on PostgreSQL lets the old generation grow as much as i
     },
   });
   after(async () => {
-    server.kill();
+    await server.kill();
     await scratch.drop();
   });
   await waitReady(server, 60_000, () => output.slice(-4000));
