@@ -15,7 +15,8 @@
  * connection but two, four per place). BENCH_BASELINE=DIR also runs the build of another checkout
  * (built, the same migrations) on the same database, its service side between the other two of every
  * round, and prints this build against it: the way to weigh a change, since one build's server CPU
- * per item moves by a third from round to round on shared cores.
+ * per item moves by a third from round to round on shared cores. BENCH_BASELINE_NODE_ARGS (even empty)
+ * gives the baseline server its own V8 flags: BENCH_BASELINE set to this checkout weighs flags.
  */
 import { loadProducts, prepareSides, startBaseline } from './lib/batch-bench.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
