@@ -9,7 +9,7 @@ import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js'
 import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
-import { favourMemoryOverSpeed, favourSpeedOverMemory } from './v8-for-size.js';
+import { favourMemoryOverSpeed, favourSpeedOverMemory } from './v8-by-engine.js';
 import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
@@ -67,7 +67,7 @@ const mb = (bytes: number) => Math.round(bytes / 1_048_576);
 export async function startServer(config: Config): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
   // V8 favours memory over speed on the embedded engine, speed on PostgreSQL, for the rest of the
-  // process (src/v8-for-size.ts).
+  // process (src/v8-by-engine.ts).
   const v8Flag = config.databaseUrl ? favourSpeedOverMemory() : favourMemoryOverSpeed();
   const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
   try {

@@ -11,7 +11,7 @@ import { loadMallocTrim, MIN_GROWTH_BYTES, QUIET_MS, QuietTrim } from '../../src
 import { generateCustomers } from '../../src/seed/generate.js';
 
 /*
- * The served embedded process runs V8 optimized for size (src/v8-for-size.ts), and hands freed memory
+ * The served embedded process runs V8 optimized for size (src/v8-by-engine.ts), and hands freed memory
  * back to the system once it has been quiet a while (src/memory-trim.ts): after its start, and after
  * each spell of requests, never while one is being answered. The figures it brings are in
  * docs/performance.md (npm run bench:embedded).
@@ -131,7 +131,7 @@ test('the served embedded process favours memory over speed, and trims after its
       await new Promise((done) => setTimeout(done, 100));
     }
   };
-  // src/v8-for-size.ts: V8 optimizes for size on the embedded engine (PostgreSQL keeps its defaults).
+  // src/v8-by-engine.ts: V8 optimizes for size on the embedded engine (PostgreSQL keeps its defaults).
   assert.match(output, /"v8":"--optimize-for-size".*"embedded engine: V8 favours memory over speed"/);
   await waitForTrims(1);
   const [atStart] = trims();

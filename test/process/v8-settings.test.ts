@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
 import { spawnServer, waitReady } from '../../kit/server-process.js';
-import { HEAP_GROWTH_FLAG } from '../../src/v8-for-size.js';
+import { HEAP_GROWTH_FLAG } from '../../src/v8-by-engine.js';
 
 /*
- * src/v8-for-size.ts: V8 favours speed over memory in the served process on PostgreSQL (the embedded
+ * src/v8-by-engine.ts: V8 favours speed over memory in the served process on PostgreSQL (the embedded
  * engine's setting is in memory-trim.test.ts). The flag in the log is the value the setter returns.
  */
 const serverUrl = process.env.TEST_DATABASE_URL;
