@@ -36,6 +36,11 @@ test('the headers read once are those helmet sets on a real response, for the sa
   const expected = Object.fromEntries(Object.entries(response.getHeaders()).map(([k, v]) => [k, String(v)]));
   assert.ok(Object.keys(expected).length >= 10, JSON.stringify(expected));
   assert.deepEqual(helmetHeaders(options), expected);
+  // A policy helmet refuses fails the start, not a request.
+  assert.throws(
+    () => helmetHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'", 'a;b'] } } }),
+    /invalid directive value/,
+  );
 });
 
 for (const backend of backends()) {
