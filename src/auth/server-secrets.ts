@@ -7,9 +7,12 @@ export type ServerSecretName = 'token_signing' | 'key_hashing' | 'webhook_sealin
 
 /**
  * Returns the named server secret, generating and storing it on first use. Instances starting together
- * agree: the first insert wins and every instance reads what was stored.
+ * agree: the first insert wins and every instance reads what was stored. A secret already stored is
+ * only read, so a database that takes no writes (a standby during a failover) still serves it.
  */
 export async function serverSecret(db: Queryable, name: ServerSecretName): Promise<Buffer> {
+  const stored = await storedSetting(db, name);
+  if (stored !== undefined) return Buffer.from(stored, 'base64url');
   await storeSettingIfAbsent(db, name, randomSecret(32));
   // A separate statement: its snapshot sees a row another instance committed during the insert.
   const value = await storedSetting(db, name);
