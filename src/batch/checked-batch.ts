@@ -4,7 +4,7 @@ import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource
 import { type ArrayRule, BatchArrayRefused, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
 import type { CheckedBatch } from './checked.js';
-import { checkPlainBatch } from './plain-batch.js';
+import { checkPlainBatch } from './plain/plain-batch.js';
 import { prepareWrite } from './prepared-write.js';
 import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
 
@@ -163,7 +163,7 @@ export async function checkBatch(
   options: BatchOptions,
   inSlices = true,
 ): Promise<CheckedBatch> {
-  // A plain body is checked on its bytes (src/batch/plain-batch.ts); any other, as items.
+  // A plain body is checked on its bytes (src/batch/plain/plain-batch.ts); any other, as items.
   if (body instanceof Uint8Array && !options.outcomes && !options.skipInvalid) {
     const plain = checkPlainBatch(resource, body, statementRows);
     if (plain) return plain;

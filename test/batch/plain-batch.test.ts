@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NO_OPTIONS } from '../../src/batch/batch-options.js';
 import { type CheckedBatch, checkBatch, checkItems } from '../../src/batch/checked-batch.js';
-import { ByteKeySet, checkPlainBatch, MAX_PROBES, scanPlainBatch } from '../../src/batch/plain-batch.js';
+import { ByteKeySet, MAX_PROBES } from '../../src/batch/plain/byte-key-set.js';
+import { checkPlainBatch, scanPlainBatch } from '../../src/batch/plain/plain-batch.js';
 import { ChoiceField } from '../../src/fields/choice.js';
 import { DecimalField } from '../../src/fields/decimal.js';
 import { parseJsonBytes } from '../../src/fields/json-text.js';
@@ -14,7 +15,7 @@ import { prices } from '../../src/resources/prices.js';
 import { random } from '../../src/seed/generate.js';
 
 /*
- * The check on bytes (src/batch/plain-batch.ts) against the general one (checkItems on the parsed
+ * The check on bytes (src/batch/plain/plain-batch.ts) against the general one (checkItems on the parsed
  * body): on every body it answers, the same checked batch, to the last literal; on every body it
  * cannot be sure of, no answer. Bodies are generated with plain and hostile values alike.
  */

@@ -1,10 +1,27 @@
-import { randomInt } from 'node:crypto';
-import { ChoiceField } from '../fields/choice.js';
-import { DecimalField } from '../fields/decimal.js';
-import type { Field } from '../fields/field-type.js';
-import { TextField } from '../fields/text.js';
-import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
-import type { CheckedBatch } from './checked.js';
+import { type BatchResource, MAX_BATCH_ITEMS } from '../../resources/batch-resource.js';
+import type { CheckedBatch } from '../checked.js';
+import { ByteKeySet } from './byte-key-set.js';
+import { ColumnBytes, writeAbsent } from './column-bytes.js';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isOneOf,
+  isSpace,
+  MINUS,
+  NINE,
+  NULL_TEXT,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  POINT,
+  QUOTE,
+  SPACE,
+  sameName,
+  ZERO,
+} from './json-bytes.js';
+import { CHOICE, DECIMAL, type Plan, planOf } from './plain-plan.js';
 
 /*
  * The check of a plain batch body on its bytes, without parsing it into objects: one pass that reads
@@ -22,154 +39,7 @@ import type { CheckedBatch } from './checked.js';
  * rules certainly accept. test/batch/plain-batch.test.ts compares the two on generated bodies.
  */
 
-const TEXT = 0;
-const CHOICE = 1;
-const DECIMAL = 2;
-
-interface PlainField {
-  kind: typeof TEXT | typeof CHOICE | typeof DECIMAL;
-  required: boolean;
-  /** Text: the most characters (the bytes of printable ASCII); choice: its longest value's. */
-  max: number;
-  /** Decimal: the most integer and fraction digits. */
-  integerDigits: number;
-  fractionDigits: number;
-  /** Choice: the values taken, as bytes. */
-  values: Uint8Array[];
-  /** Where the field's values go: its column among the statement's. */
-  column: number;
-  /** What an item that leaves the field out gives: its default's literal element, or null for NULL. */
-  absent: Uint8Array | null;
-}
-
-interface Plan {
-  fields: PlainField[];
-  names: Uint8Array[];
-  /** The field whose value a row refers to (BatchResource.reference), or -1. */
-  referenceAt: number;
-  /** The first key part's field: distinct values there make distinct keys. */
-  firstKeyAt: number;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const SPACE = 0x20;
-const MINUS = 0x2d;
-const POINT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-const NULL_TEXT = new Uint8Array([0x6e, 0x75, 0x6c, 0x6c]); // null
-
-/** Printable ASCII other than the quote and the backslash: the same bytes in JSON and in a literal. */
-const isPlainText = (text: string) => /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(text);
-
-const plans = new WeakMap<BatchResource, Plan | null>();
-
-/** How the resource's fields are read on bytes; null when one of them is not a plain field. */
-function planOf(resource: BatchResource): Plan | null {
-  let plan = plans.get(resource);
-  if (plan === undefined) {
-    plan = makePlan(resource);
-    plans.set(resource, plan);
-  }
-  return plan;
-}
-
-function plainField(field: Field, column: number): PlainField | undefined {
-  const { defaultValue } = field;
-  if (!field.isColumn) return undefined;
-  // A default other than NULL is written as arrayLiteral writes it: a quoted plain string only.
-  if (defaultValue !== null && (typeof defaultValue !== 'string' || !isPlainText(defaultValue)))
-    return undefined;
-  const absent = defaultValue === null ? null : Buffer.from(JSON.stringify(defaultValue), 'latin1');
-  const common = { required: field.required, column, absent, max: 0, integerDigits: 0, fractionDigits: 0 };
-  if (field instanceof ChoiceField) {
-    if (!field.values.every((value) => value.length > 0 && isPlainText(value))) return undefined;
-    const values = field.values.map((value) => Buffer.from(value, 'latin1'));
-    return { ...common, kind: CHOICE, max: Math.max(...values.map((value) => value.length)), values };
-  }
-  if (field instanceof TextField) {
-    return field.kind === 'text' ? { ...common, kind: TEXT, max: field.max, values: [] } : undefined;
-  }
-  if (field instanceof DecimalField) {
-    if (field.min !== undefined || field.max !== undefined) return undefined;
-    return {
-      ...common,
-      kind: DECIMAL,
-      integerDigits: field.precision - field.scale,
-      // A float below 1e-6 is written with an exponent (1e-7), which the general path reads its own way.
-      fractionDigits: Math.min(field.scale, 6),
-      values: [],
-    };
-  }
-  return undefined;
-}
-
-function makePlan(resource: BatchResource): Plan | null {
-  if (resource.childPosition !== undefined) return null;
-  // The referring value and the first key part are read where the item gives them, never defaulted.
-  const reference = resource.reference?.position;
-  const firstKey = resource.keyPositions[0]!;
-  if ([reference, firstKey].some((at) => at !== undefined && resource.fieldList[at]!.defaultValue !== null)) {
-    return null;
-  }
-  const fields: PlainField[] = [];
-  for (let at = 0; at < resource.fieldList.length; at++) {
-    const field = plainField(resource.fieldList[at]!, resource.columnPositions.indexOf(at));
-    if (!field || field.column < 0 || !isPlainText(resource.fieldNames[at]!)) return null;
-    fields.push(field);
-  }
-  return {
-    fields,
-    names: resource.fieldNames.map((name) => Buffer.from(name, 'latin1')),
-    referenceAt: reference ?? -1,
-    firstKeyAt: firstKey,
-  };
-}
-
-/** A column's literal being written: its bytes so far, reused from batch to batch (the check is synchronous). */
-class ColumnBytes {
-  bytes = Buffer.allocUnsafeSlow(16 * 1024);
-  length = 0;
-  /** Rows of the current statement that hold a value (not null). */
-  present = 0;
-  /**
-   * NULLs not written yet: written before the column's next value, or never if the statement's
-   * column holds none (it is then {}, and an optional field most items leave out costs nothing).
-   */
-  nulls = 0;
-
-  reserve(more: number): Uint8Array {
-    if (this.length + more > this.bytes.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.length + more));
-      grown.set(this.bytes.subarray(0, this.length));
-      this.bytes = grown;
-    }
-    return this.bytes;
-  }
-
-  writeNulls(): void {
-    const out = this.reserve(this.nulls * 5);
-    let at = this.length;
-    for (; this.nulls > 0; this.nulls--) {
-      out[at++] = NULL_TEXT[0]!;
-      out[at++] = NULL_TEXT[1]!;
-      out[at++] = NULL_TEXT[2]!;
-      out[at++] = NULL_TEXT[3]!;
-      out[at++] = COMMA;
-    }
-    this.length = at;
-  }
-}
-
 const columnBytes: ColumnBytes[] = [];
-const EMPTY = new Uint8Array(0);
 /** A column's bytes past this are let go after the body (a worker thread's 10,000 items), not kept. */
 const KEPT_COLUMN_BYTES = 1024 * 1024;
 
@@ -495,121 +365,4 @@ function grown(spans: Int32Array, length: number): Int32Array<ArrayBuffer> {
 
 let spanScratch = new Int32Array(2_048);
 
-/**
- * The first key parts of one body, by their bytes: open addressing over an FNV-1a hash, no string
- * made. Its tables are reused from body to body (a slot belongs to this body when its round is the
- * current one); they hold up to MAX_BATCH_ITEMS keys at most half full.
- */
-/** FNV-1a's offset basis, mixed with a number drawn when the process starts. */
-const HASH_SEED = (0x811c9dc5 ^ randomInt(0x7fffffff)) | 0;
-/** At most this many slots looked at per key: 10,000 keys fill a third of the table, a few each. */
-export const MAX_PROBES = 32;
-
-export class ByteKeySet {
-  static readonly #size = 32_768; // a power of two, at least 2 * MAX_BATCH_ITEMS
-  readonly #seed: number;
-  // Made at the first body (384 KB), not when the module loads.
-  #rounds = new Int32Array(0);
-  #starts = new Int32Array(0);
-  #ends = new Int32Array(0);
-  #round = 0;
-  #body: Uint8Array = EMPTY;
-
-  constructor(seed = HASH_SEED) {
-    this.#seed = seed;
-  }
-
-  /** Lets go of the last body (it may be large). */
-  release(): void {
-    this.#body = EMPTY;
-  }
-
-  /** Empties the set for the keys of body b. */
-  clear(b: Uint8Array): void {
-    if (this.#rounds.length === 0) {
-      this.#rounds = new Int32Array(ByteKeySet.#size);
-      this.#starts = new Int32Array(ByteKeySet.#size);
-      this.#ends = new Int32Array(ByteKeySet.#size);
-    }
-    this.#body = b;
-    // Rounds stay int32 (what the table holds); after 2^31 bodies the table starts over.
-    if (++this.#round > 0x7fffffff) {
-      this.#rounds.fill(0);
-      this.#round = 1;
-    }
-  }
-
-  /**
-   * Adds b[start, end) of the body: true if new, false if those bytes are there already, undefined if
-   * they collide with too many others. The hash starts from a number of this process's own, and a key
-   * that probes past MAX_PROBES slots gives up: a body of keys made to collide (a client that knows the
-   * hash) costs no more than a normal one before the general path, whose Set V8 seeds, takes it.
-   */
-  add(start: number, end: number): boolean | undefined {
-    const b = this.#body;
-    let hash = this.#seed;
-    for (let i = start; i < end; i++) hash = Math.imul(hash ^ b[i]!, 0x01000193);
-    const mask = ByteKeySet.#size - 1;
-    for (let slot = hash & mask, probes = 0; ; slot = (slot + 1) & mask) {
-      if (++probes > MAX_PROBES) return undefined;
-      if (this.#rounds[slot] !== this.#round) {
-        this.#rounds[slot] = this.#round;
-        this.#starts[slot] = start;
-        this.#ends[slot] = end;
-        return true;
-      }
-      if (this.#same(this.#starts[slot]!, this.#ends[slot]!, start, end)) return false;
-    }
-  }
-
-  #same(aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
-    if (aEnd - aStart !== bEnd - bStart) return false;
-    const b = this.#body;
-    for (let i = 0; i < aEnd - aStart; i++) if (b[aStart + i] !== b[bStart + i]) return false;
-    return true;
-  }
-}
-
 const firstKeys = new ByteKeySet();
-
-/** JSON's white space: space, tab, line feed, carriage return. */
-function isSpace(byte: number): boolean {
-  return byte === SPACE || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
-/** An absent value (left out, null or empty): the field's default, NULL unless it has one. */
-function writeAbsent(field: PlainField, column: ColumnBytes): void {
-  const { absent } = field;
-  if (absent === null) {
-    column.nulls++;
-    return;
-  }
-  if (column.nulls > 0) column.writeNulls();
-  const out = column.reserve(absent.length + 1);
-  out.set(absent, column.length);
-  out[column.length + absent.length] = COMMA;
-  column.length += absent.length + 1;
-  column.present++;
-}
-
-/** Whether b[start, start + length) is the name's bytes. */
-function sameName(name: Uint8Array, b: Uint8Array, start: number, length: number): boolean {
-  if (name.length !== length) return false;
-  for (let i = 0; i < length; i++) if (name[i] !== b[start + i]) return false;
-  return true;
-}
-
-function isOneOf(b: Uint8Array, start: number, length: number, values: readonly Uint8Array[]): boolean {
-  for (const value of values) {
-    if (value.length !== length) continue;
-    let same = true;
-    for (let i = 0; i < length; i++) {
-      if (value[i] !== b[start + i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return true;
-  }
-  return false;
-}
