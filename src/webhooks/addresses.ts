@@ -24,7 +24,8 @@ export class AddressNotAllowed extends Error {
 /**
  * Networks that are not the public internet. IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) are
  * judged as the IPv4 address they carry (BlockList does so); the prefixes that embed an IPv4 address
- * any other way (IPv4-compatible, NAT64, 6to4) are refused whole.
+ * any other way (IPv4-compatible, IPv4-translated, NAT64, Teredo, 6to4) are refused whole, as are the
+ * ranges of IANA's special-purpose registry that are not globally reachable.
  */
 const NOT_PUBLIC: readonly [string, number, 'ipv4' | 'ipv6'][] = [
   ['0.0.0.0', 8, 'ipv4'], // "this network", 0.0.0.0 included
@@ -42,11 +43,17 @@ const NOT_PUBLIC: readonly [string, number, 'ipv4' | 'ipv6'][] = [
   ['224.0.0.0', 4, 'ipv4'], // multicast
   ['240.0.0.0', 4, 'ipv4'], // reserved, broadcast included
   ['::', 96, 'ipv6'], // unspecified, loopback, and IPv4-compatible addresses
+  ['::ffff:0:0:0', 96, 'ipv6'], // IPv4-translated (RFC 2765): an IPv4 address inside
   ['64:ff9b::', 96, 'ipv6'], // NAT64: an IPv4 address behind a translator
   ['64:ff9b:1::', 48, 'ipv6'], // local-use NAT64
   ['100::', 64, 'ipv6'], // discard-only
+  ['2001::', 32, 'ipv6'], // Teredo: an IPv4 address (and port) inside
+  ['2001:2::', 48, 'ipv6'], // benchmarking
+  ['2001:10::', 28, 'ipv6'], // ORCHID (deprecated), not routed
   ['2001:db8::', 32, 'ipv6'], // documentation
   ['2002::', 16, 'ipv6'], // 6to4: an IPv4 address inside
+  ['3fff::', 20, 'ipv6'], // documentation (RFC 9637)
+  ['5f00::', 16, 'ipv6'], // SRv6 segment identifiers (RFC 9602), not routed on the internet
   ['fc00::', 7, 'ipv6'], // unique-local
   ['fe80::', 10, 'ipv6'], // link-local
   ['fec0::', 10, 'ipv6'], // site-local (deprecated)

@@ -82,19 +82,39 @@ export function presentEndpoint(row: EndpointRow): Record<string, unknown> {
 }
 
 /**
+ * How long registration waits for the URL's host name to resolve. A resolver that never answers must
+ * not hold the request: the 400 names `url` instead. (The lookup itself cannot be cancelled; it ends
+ * when the system resolver gives up.)
+ */
+export const REGISTRATION_LOOKUP_MS = 5_000;
+
+class LookupTimedOut extends Error {}
+
+function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LookupTimedOut()), ms);
+  });
+  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+}
+
+/**
  * The URL's host may be reached: every address it stands for is public (or, for http://, inside
- * WEBHOOK_ALLOWED_NETWORKS). The 400 names `url`.
+ * WEBHOOK_ALLOWED_NETWORKS). The 400 names `url`, and the setting that would allow what it refuses.
  */
 export async function checkUrlReachable(url: URL, context: EndpointContext): Promise<void> {
   try {
-    await checkDestination(url, context.rules, context.resolve);
+    const resolve: Resolve = (hostname) => withinTime(context.resolve(hostname), REGISTRATION_LOOKUP_MS);
+    await checkDestination(url, context.rules, resolve);
   } catch (error) {
     let message: string;
     if (error instanceof AddressNotAllowed) {
       message =
         url.protocol === 'http:'
           ? 'http:// is allowed only to hosts inside WEBHOOK_ALLOWED_NETWORKS; use https://'
-          : 'Host resolves to an address that is not public (loopback, private, link-local, shared, unique-local, multicast or unspecified)';
+          : 'Host resolves to an address that is not public (loopback, private, link-local, shared, unique-local, multicast or unspecified); the operator allows such networks with WEBHOOK_ALLOWED_NETWORKS';
+    } else if (error instanceof LookupTimedOut) {
+      message = `Host name did not resolve within ${REGISTRATION_LOOKUP_MS / 1000} seconds`;
     } else {
       // The resolver's own failure (no such name, no answer, a server failure): nothing to deliver to.
       message = 'Host name does not resolve';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, describe, test } from 'node:test';
+import { after, describe, mock, test } from 'node:test';
 import {
   AddressNotAllowed,
   addressRules,
@@ -10,6 +10,7 @@ import {
   parseNetworks,
   type Resolve,
 } from '../../src/webhooks/addresses.js';
+import { checkUrlReachable, REGISTRATION_LOOKUP_MS, WebhookRefusal } from '../../src/webhooks/endpoints.js';
 
 /*
  * The address rules of webhook deliveries (extensions.md 11): only public addresses, judged after
@@ -136,6 +137,96 @@ describe('webhook address rules', () => {
       checkDestination(new URL('http://erp.example.com/'), operator, dns),
       AddressNotAllowed,
     );
+  });
+
+  /** Addresses of IPv6 ranges that embed an IPv4 address or are not globally reachable. */
+  const SPECIAL_IPV6 = [
+    '::ffff:0:a9fe:a9fe', // IPv4-translated 169.254.169.254
+    '::ffff:0:7f00:1', // IPv4-translated 127.0.0.1
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+    '2001::1',
+    '2001:2::1', // benchmarking
+    '2001:10::1', // ORCHID
+    '2001:1f:ffff::1',
+    '3fff::1', // documentation
+    '3fff:fff:ffff::1',
+    '5f00::1', // SRv6
+    '5f00:ffff::1',
+  ];
+
+  test('IPv6 ranges that embed an IPv4 address or are not reachable are refused; their neighbours are not', async () => {
+    const rules = addressRules();
+    for (const address of SPECIAL_IPV6) assert.equal(rules.allows(address), false, address);
+    for (const address of ['2001:20::1', '2001:4860:4860::8888', '4000::1', '5f01::1', '3fff:1000::1']) {
+      assert.equal(rules.allows(address), true, address);
+    }
+    assert.equal(
+      rules.allows('8.8.8.8'),
+      true,
+      'an IPv4 rule of its own is not caught by the translated range',
+    );
+    const dns = fakeDns({ 'teredo.example.com': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'] });
+    await assert.rejects(
+      checkDestination(new URL('https://teredo.example.com/'), rules, dns),
+      AddressNotAllowed,
+    );
+    for (const address of SPECIAL_IPV6) {
+      await assert.rejects(checkDestination(new URL(`https://[${address}]/`), rules, dns), AddressNotAllowed);
+      assert.throws(() => connectionLookup(new URL(`https://[${address}]/`), rules, dns), AddressNotAllowed);
+    }
+  });
+
+  describe('the 400 of a registration', () => {
+    const context = (resolve: Resolve, allowed = '') => ({
+      rules: addressRules(parseNetworks(allowed)),
+      resolve,
+      sealingKey: async () => new Uint8Array(32),
+      generation: async () => 1,
+    });
+    const refusal = async (url: string, resolve: Resolve) => {
+      const error = await checkUrlReachable(new URL(url), context(resolve)).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      assert.ok(error instanceof WebhookRefusal, `${url} was not refused: ${String(error)}`);
+      assert.equal(error.statusCode, 400);
+      return error.errors as { field?: string; message: string }[];
+    };
+
+    test('a host that is not public names the setting that allows it', async () => {
+      const errors = await refusal('https://erp.internal/', fakeDns({ 'erp.internal': ['10.1.2.3'] }));
+      assert.equal(errors.length, 1);
+      assert.equal(errors[0]!.field, 'url');
+      assert.match(errors[0]!.message, /not public.*WEBHOOK_ALLOWED_NETWORKS/);
+    });
+
+    test('a resolver that never answers is given up after its bound, with a 400 naming url', async () => {
+      mock.timers.enable({ apis: ['setTimeout'] });
+      after(() => mock.timers.reset());
+      let asked = 0;
+      const hanging: Resolve = () => {
+        asked++;
+        return new Promise(() => {});
+      };
+      const answered = refusal('https://slow.example.com/', hanging);
+      // The lookup has begun once the resolver was asked; then the bound's time passes.
+      while (asked === 0) await new Promise((done) => setImmediate(done));
+      mock.timers.tick(REGISTRATION_LOOKUP_MS - 1);
+      let settled = false;
+      void answered.then(() => {
+        settled = true;
+      });
+      await new Promise((done) => setImmediate(done));
+      assert.equal(settled, false, 'still waiting just before the bound');
+      mock.timers.tick(1);
+      const errors = await answered;
+      assert.deepEqual(errors, [
+        {
+          field: 'url',
+          message: `Host name did not resolve within ${REGISTRATION_LOOKUP_MS / 1000} seconds`,
+        },
+      ]);
+    });
   });
 
   describe('at every connection', () => {
