@@ -208,8 +208,26 @@ describe('background loops', () => {
     await loops.stop();
     const atStop = calls;
     loops.start();
-    // Absence, so a wait: a 1 ms timer would have fired about 20 times.
-    await new Promise((done) => setTimeout(done, 25));
+    // Absence, seen through a witness: a loop of the same period started after it. Timers of one
+    // period fire in the order they were set, so by the witness's third round a timer that start()
+    // had set would have fired at least twice.
+    let witnessed = 0;
+    const witnessRounds = deferred();
+    const witness = new BackgroundLoops(
+      [
+        {
+          name: 'witness',
+          everyMs: 1,
+          async round() {
+            if (++witnessed === 3) witnessRounds.resolve();
+          },
+        },
+      ],
+      log,
+    );
+    witness.start();
+    await witnessRounds.promise;
+    await witness.stop();
     assert.equal(calls, atStop, 'no round after stop, and start() after stop() starts nothing');
   });
 });

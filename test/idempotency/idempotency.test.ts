@@ -301,16 +301,26 @@ for (const backend of backends()) {
 
     test('an expired answer is not replayed, and expired rows are removed as new keys are kept', async () => {
       const db = await backend.db();
-      const tenant = await appForNewTenant(db, { idempotencyTtlSeconds: 1 });
+      const tenant = await appForNewTenant(db, { idempotencyTtlSeconds: 90 });
       const key = randomUUID();
       assert.equal((await send(tenant, PRODUCTS, products(1), key)).status, 201);
+      const [kept] = await db.query<{ ttl: number }>(
+        `SELECT extract(epoch FROM expires_at - created_at)::int AS ttl FROM idempotency_keys
+          WHERE tenant_id = $1 AND key = $2`,
+        [tenant.tenant.tenantId, key],
+      );
+      assert.equal(kept!.ttl, 90, 'kept for IDEMPOTENCY_TTL_SECONDS');
+      // Its time passes: the kept answer's expiry moved into the past, as the database's clock sees it.
+      await db.query(
+        "UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND key = $2",
+        [tenant.tenant.tenantId, key],
+      );
       // 25 long-expired answers of this tenant.
       await db.query(
         `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, body, expires_at)
          SELECT $1, 'old-' || n, 'x', 201, '{}', now() - interval '1 day' FROM generate_series(1, 25) n`,
         [tenant.tenant.tenantId],
       );
-      await new Promise((done) => setTimeout(done, 1100));
       const again = await send(tenant, PRODUCTS, products(1), key);
       assert.equal(again.status, 201);
       assert.equal(again.headers['idempotent-replayed'], undefined, 'expired: run again');
