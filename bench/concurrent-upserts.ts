@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     baseline: baselineServer && { baseUrl: baselineServer.baseUrl, pid: baselineServer.pid },
   };
   // Not counted: a first round warms the server (V8 still compiles its hot code for seconds; the
-  // first rounds of the thirteenth to sixteenth sessions spent up to a third more of the server's CPU
+  // first rounds of earlier runs spent up to a third more of the server's CPU
   // per item than the last), as in a service that has been running; `npm run bench` runs W3 after
   // its other workloads, warm already. The raw side's client is this process, warm from the start.
   await runContention(sides, { ...options, seconds: Math.min(SECONDS, 3) });

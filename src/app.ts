@@ -213,7 +213,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   installGracefulClose(app);
   installSecurityHeaders(app);
-  // Before any route: the plugin hooks each route as it is added (docs/decisions.md, compression).
+  // Before any route: the plugin hooks each route as it is added
+  // (docs/decisions/0112-compression-only-when-asked.md).
   await app.register(fastifyCompress, {
     // Answers only; a Content-Encoding request body is not inflated (the body limits count raw bytes).
     globalCompression: true,

@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
  * glibc's malloc keeps the memory a process freed, and hands back only what lies at the top of its
  * heap: what PGlite's WebAssembly compilation, the migrations and a batch's parse left behind stays
  * resident, scattered under live allocations. Measured on the embedded default at rest after its first
- * start, 55-75 MB of the 190-240 MB were such free pages (docs/performance.md, "The embedded
- * default's memory"). malloc_trim(0) returns every free page to the system, in a few milliseconds;
+ * start, 55-75 MB of the 190-240 MB were such free pages
+ * (docs/decisions/0125-malloc-trim-when-quiet.md). malloc_trim(0) returns every free page to the
+ * system, in a few milliseconds;
  * Node offers no call for it, so it is reached through koffi, a foreign function interface.
  *
  * It runs once the process has answered nothing for a while and runs no bulk job: under load the

@@ -14,7 +14,8 @@ import { setFlagsFromString } from 'node:v8';
  * ended worker thread released) rather than keep it for the next allocation. Node 24 kept an ended
  * worker's pages about 8 s, and three back-to-back 10,000-customer batches peaked at 342-378 MB;
  * with the flag 314-336 MB (Node 20: 317-349 against 248-306). The price is CPU: PGlite batches take
- * up to about a third longer (3-34 % by workload; docs/performance.md, "Fifteenth session").
+ * up to about a third longer (3-34 % by workload;
+ * docs/decisions/0126-v8-optimize-for-size-embedded.md).
  */
 export const FOR_SIZE_FLAG = '--optimize-for-size';
 
@@ -23,7 +24,7 @@ export const FOR_SIZE_FLAG = '--optimize-for-size';
  * the next full collection. V8's own rule sized that room by how fast its last collections ran: under
  * concurrent batches it left about half the live heap (12 MB of room on 23 MB), and began marking after
  * a sixth of that, so a full collection (marking all 23 MB) ran every 200-300 ms, about a quarter of
- * the server's CPU in W3 (docs/performance.md, "Nineteenth session"). With the room doubled it runs
+ * the server's CPU in W3 (docs/decisions/0127-v8-heap-growing-postgres.md). With the room doubled it runs
  * about a third as often; the heap holds at most about twice what is live.
  */
 export const HEAP_GROWTH_FLAG = '--heap-growing-percent=100';

@@ -263,7 +263,8 @@ export async function startBaseline(sides: Sides, root: string): Promise<ChildSe
   const server = await startServer(env, nodeArgs, cli);
   // The same history as the server it is weighed against: loadProducts' batch (its products exist
   // already, so it creates none). Without it the same build ran W3 with a fifth less CPU per item as
-  // the second server than as the first (seventeenth session): a server is measured as it was used.
+  // the second server than as the first (docs/decisions/0129-w3-measured-warm.md): a server is
+  // measured as it was used.
   const posted = await post({ ...sides, baseUrl: server.baseUrl }, products.path, encode(productItems()));
   expect201('baseline products', posted);
   return server;

@@ -16,11 +16,12 @@ import { BatchNotAdmitted } from './batch-errors.js';
  * large ones stay one at a time. Large batches past the bound were measured to take the CPU from other
  * tenants' reads, which wait for no place and so are invisible here: with two of one tenant's
  * 10,000-item batches at once another tenant's reads had a p99 of 329 ms on PostgreSQL and 4 s on
- * PGlite (docs/performance.md, "Work-conserving admission").
+ * PGlite (docs/decisions/0122-admission-lone-tenant-light-batches.md).
  * Light batches may also fill places past `running`, up to `lightRunning`, while no batch that is not
  * light waits: a light batch spends most of its place waiting for the database, so two places left
  * the database idle between one tenant's concurrent small uploads (with the database on a core of
- * its own, 0.72x of the raw floor with two places, 0.88x with eight; docs/performance.md). A heavy
+ * its own, 0.72x of the raw floor with two places, 0.88x with eight;
+ * docs/decisions/0123-admission-light-places.md). A heavy
  * batch that arrives meanwhile waits only until those places drain, about one light batch's time.
  * A tenant's batches in progress (arriving, waiting or running) are bounded by runningPerTenant +
  * waitingPerTenant: past it a batch is refused at once with 429, before its body is read; one that
@@ -55,7 +56,8 @@ export interface AdmissionLimits {
 
 /**
  * The defaults (BATCH_CONCURRENCY 2, BATCH_CONCURRENCY_PER_TENANT 1, BATCH_QUEUE_PER_TENANT 16),
- * chosen by measurement (docs/performance.md, fairness and "Work-conserving admission"): two places,
+ * chosen by measurement (docs/decisions/0120-batch-admission.md; docs/performance.md, "Fairness
+ * between tenants"): two places,
  * as many as the worker threads that parse large bodies; while others wait, one per tenant, so that
  * another tenant's batch starts as soon as any place frees. 16 waiting lets an integrator's 8
  * concurrent uploads all succeed.

@@ -14,7 +14,8 @@ const OTHER_ESCAPE = /\\[^"\\]/;
  * array literal's, and an unquoted null is NULL. Only when JSON had to escape something else are
  * the elements quoted one by one, as `pg` does. Built here rather than by `pg` (which would take the
  * JavaScript array): `pg` concatenates element by element, which for a 10,000-customer batch left
- * about 50 MB of intermediate strings and took 3x as long (docs/performance.md).
+ * about 50 MB of intermediate strings and took 3x as long
+ * (docs/decisions/0113-array-literals-by-json-stringify.md).
  */
 export function arrayLiteral(values: readonly FieldValue[]): string {
   const json = JSON.stringify(values);

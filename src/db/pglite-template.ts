@@ -10,7 +10,7 @@ import { PGlite } from '@electric-sql/pglite';
  * A new embedded database starts from a cluster made once, by `npm run build`, instead of running
  * PGlite's initdb in the serving process. initdb runs PostgreSQL's bootstrap inside WebAssembly,
  * with a second PGlite instance and a snapshot of its heap: 5-6 s and about 500 MB of resident
- * memory that the process never gives back (docs/performance.md, "The embedded default's memory").
+ * memory that the process never gives back (docs/decisions/0108-pglite-template-cluster.md).
  *
  * The template is kept for the PGlite version installed (its files are that version's format):
  * - `cluster/`, the data directory, copied into a new DATA_DIR (a file copy: 0.4 s, no memory);

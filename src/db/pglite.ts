@@ -16,8 +16,8 @@ export const PGLITE_STATEMENT_ROWS = 2_000;
  * heap and is touched when it starts, so every MB of it is resident for the process's life: the
  * defaults (128 MB of shared_buffers, 100 connections' worth of locks and process slots) held 140 MB
  * that one connection never uses. The files stay in the operating system's page cache, so a smaller
- * buffer pool costs a system call on a miss, not a disk read (docs/performance.md, "The embedded
- * default's memory").
+ * buffer pool costs a system call on a miss, not a disk read
+ * (docs/decisions/0109-pglite-sized-for-one-connection.md).
  */
 export const PGLITE_SETTINGS: Readonly<Record<string, string>> = {
   shared_buffers: '8MB',

@@ -1,6 +1,6 @@
 /**
  * Every per-field message of backoffice-api.md section 7.1, word for word, plus the few the spec left
- * open (docs/decisions.md says why each exists).
+ * open (docs/decisions/ says why each exists).
  */
 export const fieldMessages = {
   required: 'Field is required',
@@ -13,7 +13,7 @@ export const fieldMessages = {
   maxDecimalPlaces: (max: number) => `Field exceeds maximum of ${max} decimal places`,
   unknownField: 'Unknown field',
   itemMustBeObject: 'Item must be an object',
-  // Not in the spec: decided in docs/decisions.md.
+  // Not in the spec: decided in docs/decisions/ (Validation).
   between: (min: number | string, max: number | string) => `Field must be between ${min} and ${max}`,
   oneOf: (values: readonly string[]) => `Field must be one of ${values.join(', ')}`,
   noNulCharacters: 'Field must not contain NUL characters',

@@ -10,7 +10,7 @@ export interface TextOptions extends Common {
   references?: Reference;
 }
 
-/** A required text must hold something other than white space (docs/decisions.md: empty means absent). */
+/** A required text must hold something other than white space (docs/decisions/0001-empty-means-absent.md). */
 const NOT_BLANK = '\\S';
 /** Words of generated free text: enough variety for lengths and indexes, readable in a data set. */
 const WORDS = ['norte', 'sur', 'centro', 'bodega', 'pedido', 'cliente', 'ruta', 'zona', 'entrega', 'pago'];

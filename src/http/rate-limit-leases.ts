@@ -13,7 +13,8 @@ import type { RateLimitStore, WindowCount } from './rate-limit-store.js';
  * refused up to leaseSize(limit) - 1 requests early for each other instance holding part of a block,
  * and the counts one instance shows (RateLimit-Remaining) do not include requests another instance
  * serves from a block it already holds. Kept for its measured gain: about 2 ms of the 4.5 ms of a
- * limit=100 page (docs/performance.md); test/http/rate-limit.test.ts checks it admits what exact counting
+ * limit=100 page (docs/decisions/0045-rate-limit-quota-leases.md); test/http/rate-limit.test.ts
+ * checks it admits what exact counting
  * does, never more.
  */
 

@@ -46,7 +46,7 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
 }
 
 /**
- * Security headers on every answer (docs/decisions.md, security headers), set before the route runs,
+ * Security headers on every answer (docs/decisions/0029-security-headers.md), set before the route runs,
  * so a route may set its own (the docs page's policy). Every answer is `Cache-Control: no-store`
  * unless its route set its own (Swagger UI's files): /v1 answers carry customers' personal data,
  * /token answers carry tokens, and a new endpoint is covered without remembering to.

@@ -1,7 +1,8 @@
 /**
  * CSV records (RFC 4180) from text that arrives in pieces, each record with the line it starts on.
- * Written here rather than taken from csv-parse or papaparse (docs/decisions.md, "Bulk jobs: the CSV
- * reader"): both took about 2 s for a million short rows on this project's machine, csv-parse 3.6-7 s
+ * Written here rather than taken from csv-parse or papaparse
+ * (docs/decisions/0090-csv-reader.md): both took about 2 s for a million short rows on this
+ * project's machine, csv-parse 3.6-7 s
  * once asked for the raw record or its line numbers, and its count takes a CRLF inside a quoted value
  * for two lines. This reader keeps only what a job needs: a delimiter, quoted values with doubled
  * quotes, LF, CRLF or CR between records, and the longest record.

@@ -352,7 +352,7 @@ async function* readyBlocks(
  * written (JavaScript work, while the transaction mostly waits for the database): a lone job then
  * uses both the process and the database. While it answers requests, one block at a time, leaving
  * the CPU to them: looking ahead beside another tenant's batches raised their p99 by 40-50 ms
- * (docs/performance.md, "Bulk jobs").
+ * (docs/decisions/0096-job-lookahead-when-alone.md).
  */
 async function writeFile(
   context: JobRunContext,

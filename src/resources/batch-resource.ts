@@ -111,7 +111,8 @@ const PER_ITEM_OVERHEAD = 16;
 const ONE_MIB = 1024 * 1024;
 /**
  * No body is read past this, whatever the field table allows: parsing 64 MiB of JSON already takes a
- * few hundred MB of memory. Only the wide customer and delivery tables reach it (docs/decisions.md).
+ * few hundred MB of memory. Only the wide customer and delivery tables reach it
+ * (docs/decisions/0024-body-limits.md).
  */
 export const MAX_BODY_LIMIT = 64 * ONE_MIB;
 

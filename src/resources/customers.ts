@@ -11,7 +11,8 @@ const userCode = (description: string) => text({ max: 18, description });
 
 /**
  * The customer of backoffice-api.md 2.1: the field table of POST /api/customers/batch-create
- * (extensions.md 3) and the column list of GET /v1/customers. Lengths: docs/decisions.md.
+ * (extensions.md 3) and the column list of GET /v1/customers. Lengths:
+ * docs/decisions/0013-customer-and-delivery-field-sizes.md.
  */
 export const customers = batchResource({
   name: 'customers',

@@ -8,7 +8,7 @@ const percent = (description: string, required = false) =>
   decimal({ precision: 5, scale: 2, min: 0, max: 100, required, description });
 /** Longest reason a rejection may give (extensions.md 13), in characters. */
 export const MAX_REJECTION_REASON = 500;
-/** Most item lines a delivery may carry (docs/decisions.md). */
+/** Most item lines a delivery may carry (docs/decisions/0014-delivery-items.md). */
 export const MAX_DELIVERY_ITEMS = 1000;
 
 /** The delivery item of backoffice-api.md 2.3. */

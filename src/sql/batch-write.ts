@@ -58,8 +58,8 @@ export interface WriteSqlOptions {
  * existed when its key was first written, and referred rows are never deleted (no endpoint or command
  * deletes master data). Otherwise an upsert may change a row's reference, and every row written is
  * checked. A foreign key did this before, at one trigger and one FOR KEY SHARE lock of the referred row
- * per inserted row: 40 of the 113 ms of 10,000 stocks (docs/decisions.md, "References checked by the
- * write").
+ * per inserted row: 40 of the 113 ms of 10,000 stocks
+ * (docs/decisions/0022-references-checked-by-the-write.md).
  */
 export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions = {}): string {
   const { table, key } = resource;

@@ -12,7 +12,8 @@ import { selectList } from './select-list.js';
  * change_xid is below the xmin of the statement's own snapshot: every transaction still running (and
  * every later one) has an xid at or above it, so no write can ever commit behind a position this page
  * hands out. A row written by a transaction still running at read time, or whose xid is above xmin
- * while an older transaction runs, waits for a later page: delayed, never lost (docs/decisions.md).
+ * while an older transaction runs, waits for a later page: delayed, never lost
+ * (docs/decisions/0061-feed-held-back-by-running-transactions.md).
  *
  * The keyset condition is one range of the (tenant_id, change_xid, key) index: a page costs the same
  * at any depth. One row more than the limit is read to tell whether there is more.

@@ -10,7 +10,7 @@ import { storedSetting, storeSettingIfAbsent } from './settings.js';
  * row hidden: above every snapshot's xmin) or behind the cursors clients hold (new writes skipped).
  * So the feed remembers the cluster that numbered it; in another one, the first instance to notice
  * starts a new generation of cursors (the feed refuses those of an earlier one), and rows ahead of the
- * counter are moved to the present (docs/decisions.md, "The feed after a restore").
+ * counter are moved to the present (docs/decisions/0065-feed-after-restore-to-another-cluster.md).
  */
 
 /** Settings rows: the cluster whose counter numbers the feed, and the generation of its cursors. */

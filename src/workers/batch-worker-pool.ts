@@ -41,7 +41,7 @@ let idleMs = IDLE_MS;
  * run in a small VM: a thread kept between back-to-back 10,000-customer batches carried the garbage
  * of the last body into the next, and the process's peak rose from about 310 MB during the first to
  * 405-420 MB and 445-462 MB during the second and third; ended at once, 305-307, 321-324 and 329-338 MB
- * (docs/performance.md, "The embedded default's memory"). Each large body then pays a thread's start.
+ * (docs/decisions/0119-embedded-ends-idle-workers.md). Each large body then pays a thread's start.
  * Call before the first large body: a pool already made keeps its setting.
  */
 export function endWorkersWhenIdle(): void {

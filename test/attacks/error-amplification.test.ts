@@ -84,7 +84,8 @@ for (const backend of backends()) {
       assert.deepEqual(only.errors[0], { field: '_0', message: 'Unknown field' });
       assert.deepEqual(only.errors[99], { field: `_${(99).toString(36)}`, message: 'Unknown field' });
       assert.deepEqual(only.errors[100], { field: null, message: ITEM_CUT });
-      // The parse of 4 MiB of distinct keys is itself a few hundred ms (docs/decisions.md); listing
+      // The parse of 4 MiB of distinct keys is itself a few hundred ms
+      // (docs/decisions/0117-worker-thread-for-large-bodies.md); listing
       // hundreds of thousands of problems was seconds more.
       assert.ok(timed.stallMs < 3_000, `event loop held ${timed.stallMs.toFixed(0)} ms`);
     });

@@ -14,7 +14,7 @@ import { generateCustomers } from '../../src/seed/generate.js';
  * The served embedded process runs V8 optimized for size (src/v8-by-engine.ts), and hands freed memory
  * back to the system once it has been quiet a while (src/memory-trim.ts): after its start, and after
  * each spell of requests, never while one is being answered. The figures it brings are in
- * docs/performance.md (npm run bench:embedded).
+ * docs/performance.md, "The embedded default's memory and start" (npm run bench:embedded).
  */
 
 describe('QuietTrim', () => {

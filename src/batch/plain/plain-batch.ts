@@ -26,7 +26,7 @@ import { CHOICE, DECIMAL, type Plan, planOf } from './plain-plan.js';
 /*
  * The check of a plain batch body on its bytes, without parsing it into objects: one pass that reads
  * each item's fields and writes them straight into the write statement's column literals. Measured
- * first (docs/performance.md, "Eighteenth session"): a server whose check cost nothing ran W3 with
+ * first (docs/decisions/0116-plain-bodies-checked-on-bytes.md): a server whose check cost nothing ran W3 with
  * half the CPU per item; the parse, the rows and the literals of a 1,000-price body, and their
  * garbage, were that half.
  *

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { openApiJson } from '../../openapi/document.js';
 
 /**
- * The docs page's policy (docs/decisions.md, security headers): its scripts, styles and the document
+ * The docs page's policy (docs/decisions/0029-security-headers.md): its scripts, styles and the document
  * come from the service alone (Swagger UI sets styles through the DOM, which style-src does not govern,
  * and its icons are data: images); no inline script or style, no plugin, no framing, forms and requests
  * only to the service itself. test/openapi/docs-page.test.ts records any violation in a real browser.

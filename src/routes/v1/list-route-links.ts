@@ -18,8 +18,9 @@ export function isWellFormedHost(host: string): boolean {
 }
 
 /**
- * The scheme and authority (and path prefix) paging links start with (docs/decisions.md, paging
- * links): PUBLIC_BASE_URL when set; else the request's scheme and host (X-Forwarded-* only from
+ * The scheme and authority (and path prefix) paging links start with
+ * (docs/decisions/0054-paging-links.md): PUBLIC_BASE_URL when set; else the request's scheme and
+ * host (X-Forwarded-* only from
  * trusted proxies, as Fastify reads them), if both are well formed; else '' and the links are
  * relative. A client chooses its Host header, and a link must never repeat whatever it sent.
  */
