@@ -8,10 +8,9 @@ import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { testAuthConfig } from '../helpers/app.js';
 
-/** Opens a raw connection and resolves with what the server sent when it closed it, and when. */
-function slowClient(port: number, send: (socket: Socket) => void): Promise<{ answer: string; ms: number }> {
+/** Opens a raw connection and resolves with what the server sent when it closed it. */
+function slowClient(port: number, send: (socket: Socket) => void): Promise<{ answer: string }> {
   return new Promise((resolve, reject) => {
-    const started = Date.now();
     let answer = '';
     const socket = connect(port, '127.0.0.1', () => send(socket));
     socket.setEncoding('utf8');
@@ -23,18 +22,27 @@ function slowClient(port: number, send: (socket: Socket) => void): Promise<{ ans
     socket.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ECONNRESET') reject(error);
     });
-    socket.on('close', () => resolve({ answer, ms: Date.now() - started }));
+    socket.on('close', () => resolve({ answer }));
   });
 }
 
-/** Writes one byte every interval until the socket closes (a slowloris that never finishes). */
-function trickle(socket: Socket, text: string, everyMs: number) {
+/**
+ * Writes one byte every interval until the socket closes (a slowloris), and ends its side once all
+ * is sent, so that a server that never cuts it off answers the end instead of keeping the test
+ * waiting. Returns how many bytes are still unsent.
+ */
+function trickle(socket: Socket, text: string, everyMs: number): () => number {
   let at = 0;
   const timer = setInterval(() => {
-    if (socket.destroyed || at >= text.length) return clearInterval(timer);
+    if (socket.destroyed) return clearInterval(timer);
+    if (at >= text.length) {
+      clearInterval(timer);
+      return socket.end();
+    }
     socket.write(text[at++]!);
   }, everyMs);
   socket.on('close', () => clearInterval(timer));
+  return () => text.length - at;
 }
 
 /** The status line and the JSON body of a raw answer. */
@@ -64,34 +72,32 @@ describe("slow clients are cut off (slowloris), and requests the HTTP parser ref
     await db.close();
   });
 
-  test('headers sent a byte at a time: 408 and closed once the header timeout passes', {
-    timeout: 10_000,
-  }, async () => {
-    const { answer, ms } = await slowClient(port, (socket) => {
+  test('headers sent a byte at a time: 408 and closed once the header timeout passes', async () => {
+    let unsent = () => 0;
+    const { answer } = await slowClient(port, (socket) => {
       socket.write('POST /api/stocks/batch-create HTTP/1.1\r\nHost: localhost\r\n');
-      trickle(socket, `X-Padding: ${'a'.repeat(1000)}\r\n`, 50);
+      unsent = trickle(socket, `X-Padding: ${'a'.repeat(1000)}\r\n`, 50);
     });
     assert.match(answer, /^HTTP\/1\.1 408 /);
     assert.deepEqual(parsed(answer).body, {
       statusCode: 408,
       errors: [{ message: 'The request was not received in time; the connection is closed' }],
     });
-    assert.ok(ms >= 500 && ms < 5_000, `closed after ${ms} ms`);
+    assert.ok(unsent() > 0, 'cut off by the server while the client was still sending');
   });
 
-  test('a body sent a byte at a time: 408 and closed once the request timeout passes', {
-    timeout: 10_000,
-  }, async () => {
+  test('a body sent a byte at a time: 408 and closed once the request timeout passes', async () => {
     const body = 'grant_type=client_credentials&client_id=x&client_secret=y';
-    const { answer, ms } = await slowClient(port, (socket) => {
+    let unsent = () => 0;
+    const { answer } = await slowClient(port, (socket) => {
       socket.write(
         'POST /token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
           `Content-Length: ${body.length}\r\n\r\n`,
       );
-      trickle(socket, body, 200);
+      unsent = trickle(socket, body, 200);
     });
     assert.match(answer, /^HTTP\/1\.1 408 /);
-    assert.ok(ms >= 900 && ms < 5_000, `closed after ${ms} ms`);
+    assert.ok(unsent() > 0, 'cut off by the server while the client was still sending');
   });
 
   for (const [what, header] of [

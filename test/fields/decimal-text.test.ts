@@ -65,9 +65,8 @@ describe('parseDecimalText', () => {
     for (const [text, expected] of cases) assert.deepEqual(parseDecimalText(text), expected, text);
   });
 
-  test('huge exponents stay huge (or tiny) but cost nothing', () => {
+  test('huge exponents stay huge (or tiny) but are clamped, never written out digit by digit', () => {
     for (const exponent of ['400', '1000000', '999999999', '99999999999999999999999']) {
-      const started = performance.now();
       const large = parseDecimalText(`1e${exponent}`)!;
       assert.ok(large.integer.length > 18, `1e${exponent} still has more integer digits than any field`);
       assert.match(large.integer, /^10+$/);
@@ -78,7 +77,9 @@ describe('parseDecimalText', () => {
       assert.match(small.fraction, /^0+1$/);
       assert.equal(small.negative, true);
       assert.deepEqual(parseDecimalText(`0e${exponent}`), ZERO);
-      assert.ok(performance.now() - started < 50, `1e${exponent} parsed quickly`);
+      // The work is the digits written: past a thousand places an exponent is only "far too large".
+      assert.ok(large.integer.length <= 1001, `1e${exponent}: ${large.integer.length} digits written`);
+      assert.ok(small.fraction.length <= 1001, `1e-${exponent}: ${small.fraction.length} digits written`);
     }
   });
 
