@@ -1,11 +1,16 @@
+import Type, { type Static } from 'typebox';
+import { type Checked, checkBody, type FieldError } from '../fields/body-check.js';
 import { feedResources } from '../resources/feed.js';
 
 /*
- * The bodies of the webhook management endpoints (extensions.md 11), checked before anything is
- * written: every problem is named by its field, in the read side's 400 shape (section 6). An unknown
- * field is refused too: a misspelt "batchSize" silently ignored would leave the default in place.
- * Whether the URL's host may be reached is judged afterwards, by src/webhooks/addresses.ts.
+ * The bodies of the webhook management endpoints (extensions.md 11), declared once: the routes take
+ * these schemas, their check (checkBody) runs before anything is written, and the OpenAPI document
+ * reads them. Every problem is named by its field, in the read side's 400 shape (section 6). An
+ * unknown field is refused too: a misspelt "batchSize" silently ignored would leave the default in
+ * place. Whether the URL's host may be reached is judged afterwards, by src/webhooks/addresses.ts.
  */
+
+export type { Checked, FieldError };
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 200;
@@ -45,24 +50,10 @@ export interface EndpointChange {
   status?: 'active' | 'paused';
 }
 
-/** A problem with the body, named by its field (null: the body as a whole). */
-export interface FieldError {
-  field: string | null;
-  message: string;
-}
-
-export type Checked<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
-
-const CREATE_FIELDS = ['url', 'resources', 'from', 'batch_size', 'description'];
-const PATCH_FIELDS = ['url', 'resources', 'description', 'batch_size', 'status'];
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** An absolute http(s) URL as the spec allows it; http:// is judged later, by the address rules. */
-function checkUrl(value: unknown): URL | undefined {
-  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH || /[\s#]/.test(value)) return undefined;
+function parseUrl(value: string): URL | undefined {
+  // Counted in UTF-16 units, as it always was: stricter than maxLength's characters.
+  if (value.length > MAX_URL_LENGTH || /[\s#]/.test(value)) return undefined;
   let url: URL;
   try {
     url = new URL(value);
@@ -74,96 +65,116 @@ function checkUrl(value: unknown): URL | undefined {
   return url;
 }
 
-function checkResources(value: unknown): string[] | undefined {
-  if (!Array.isArray(value) || value.length === 0 || value.length > RESOURCE_NAMES.length) return undefined;
-  if (!value.every((name) => typeof name === 'string' && RESOURCE_NAMES.includes(name))) return undefined;
-  if (new Set(value).size !== value.length) return undefined;
-  return value as string[];
-}
+const resourceName = Type.Enum([...RESOURCE_NAMES]);
 
-function checkBatchSize(value: unknown): number | undefined {
-  return Number.isInteger(value) && (value as number) >= BATCH_SIZE.min && (value as number) <= BATCH_SIZE.max
-    ? (value as number)
-    : undefined;
-}
+const url = Type.Refine(
+  Type.String({
+    format: 'uri',
+    maxLength: MAX_URL_LENGTH,
+    description:
+      'absolute https:// URL without user info or fragment (http:// only to hosts inside WEBHOOK_ALLOWED_NETWORKS); its host must resolve to public addresses only',
+    errorMessage: inputMessages.url,
+  }),
+  (value) => parseUrl(value) !== undefined,
+);
+const resources = Type.Array(resourceName, {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'the change feed resources whose changes are sent',
+  errorMessage: inputMessages.resources,
+});
+const batchSize = Type.Integer({
+  minimum: BATCH_SIZE.min,
+  maximum: BATCH_SIZE.max,
+  description: 'records per delivery',
+  errorMessage: inputMessages.batchSize,
+});
+const description = Type.Union([Type.String({ maxLength: MAX_DESCRIPTION_LENGTH }), Type.Null()], {
+  errorMessage: inputMessages.description,
+});
 
-function checkDescription(value: unknown): string | null | undefined {
-  if (value === null) return null;
-  return typeof value === 'string' && [...value].length <= MAX_DESCRIPTION_LENGTH ? value : undefined;
-}
+/** POST /v1/webhooks. */
+export const createEndpointBody = Type.Object(
+  {
+    url,
+    resources,
+    from: Type.Optional(
+      // null is taken for the default, as it always was.
+      Type.Union([Type.Enum(['now', 'start']), Type.Null()], {
+        default: 'now',
+        description:
+          'now: changes committed after the endpoint was made; start: the whole feed first (null: now)',
+        errorMessage: inputMessages.from,
+      }),
+    ),
+    batch_size: Type.Optional({ ...batchSize, default: BATCH_SIZE.default }),
+    description: Type.Optional({ ...description, default: null }),
+  },
+  { additionalProperties: false },
+);
 
-/** Fields of a body this endpoint does not take, each named. */
-function unknownFields(body: Record<string, unknown>, known: readonly string[]): FieldError[] {
-  return Object.keys(body)
-    .filter((name) => !known.includes(name))
-    .map((field) => ({ field, message: inputMessages.unknown }));
-}
+const PATCH_FIELDS = ['url', 'resources', 'description', 'batch_size', 'status'];
+
+/** PATCH /v1/webhooks/{id}: any of its fields, at least one. */
+export const changeEndpointBody = Type.Object(
+  {
+    url: Type.Optional(url),
+    resources: Type.Optional({
+      ...resources,
+      description: 'a resource added starts at the feed as it is now',
+    }),
+    batch_size: Type.Optional(batchSize),
+    description: Type.Optional(description),
+    status: Type.Optional(
+      Type.Enum(['active', 'paused'], {
+        description: 'active again: resumes with the first change not taken',
+        errorMessage: inputMessages.status,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    errorMessage: { minProperties: `Give at least one of ${PATCH_FIELDS.join(', ')}` },
+  },
+);
+
+/** POST /v1/webhooks/{id}/replay; checked against the endpoint by replayEndpoint. */
+export const replayEndpointBody = Type.Object(
+  {
+    resource: resourceName,
+    after: Type.Optional(Type.String({ description: 'a change-feed cursor (GET /v1/changes `after`)' })),
+  },
+  { additionalProperties: false },
+);
 
 /** POST /v1/webhooks. */
 export function checkCreate(body: unknown): Checked<EndpointInput> {
-  if (!isObject(body)) return { ok: false, errors: [{ field: null, message: inputMessages.object }] };
-  const errors = unknownFields(body, CREATE_FIELDS);
-  const url = body.url === undefined ? undefined : checkUrl(body.url);
-  if (body.url === undefined) errors.push({ field: 'url', message: inputMessages.required });
-  else if (!url) errors.push({ field: 'url', message: inputMessages.url });
-  const resources = body.resources === undefined ? undefined : checkResources(body.resources);
-  if (body.resources === undefined) errors.push({ field: 'resources', message: inputMessages.required });
-  else if (!resources) errors.push({ field: 'resources', message: inputMessages.resources });
-  const from = body.from ?? 'now';
-  const fromOk = from === 'now' || from === 'start';
-  if (!fromOk) errors.push({ field: 'from', message: inputMessages.from });
-  const batchSize = body.batch_size === undefined ? BATCH_SIZE.default : checkBatchSize(body.batch_size);
-  if (batchSize === undefined) errors.push({ field: 'batch_size', message: inputMessages.batchSize });
-  const description = body.description === undefined ? null : checkDescription(body.description);
-  if (description === undefined) errors.push({ field: 'description', message: inputMessages.description });
-  if (errors.length > 0) return { ok: false, errors };
+  const checked = checkBody(createEndpointBody, body);
+  if (!checked.ok) return checked;
+  const value: Static<typeof createEndpointBody> = checked.value;
   return {
     ok: true,
     value: {
-      url: url!,
-      resources: resources!,
-      from: from as 'now' | 'start',
-      batchSize: batchSize!,
-      description: description!,
+      url: parseUrl(value.url)!,
+      resources: value.resources,
+      from: value.from ?? 'now',
+      batchSize: value.batch_size ?? BATCH_SIZE.default,
+      description: value.description ?? null,
     },
   };
 }
 
-/** PATCH /v1/webhooks/{id}: any of its fields, at least one. */
+/** PATCH /v1/webhooks/{id}. */
 export function checkPatch(body: unknown): Checked<EndpointChange> {
-  if (!isObject(body)) return { ok: false, errors: [{ field: null, message: inputMessages.object }] };
-  const errors = unknownFields(body, PATCH_FIELDS);
+  const checked = checkBody(changeEndpointBody, body);
+  if (!checked.ok) return checked;
+  const { url: text, resources: names, batch_size: size, description: text2, status } = checked.value;
   const change: EndpointChange = {};
-  if (body.url !== undefined) {
-    const url = checkUrl(body.url);
-    if (url) change.url = url;
-    else errors.push({ field: 'url', message: inputMessages.url });
-  }
-  if (body.resources !== undefined) {
-    const resources = checkResources(body.resources);
-    if (resources) change.resources = resources;
-    else errors.push({ field: 'resources', message: inputMessages.resources });
-  }
-  if (body.batch_size !== undefined) {
-    const batchSize = checkBatchSize(body.batch_size);
-    if (batchSize !== undefined) change.batchSize = batchSize;
-    else errors.push({ field: 'batch_size', message: inputMessages.batchSize });
-  }
-  if (body.description !== undefined) {
-    const description = checkDescription(body.description);
-    if (description !== undefined) change.description = description;
-    else errors.push({ field: 'description', message: inputMessages.description });
-  }
-  if (body.status !== undefined) {
-    if (body.status === 'active' || body.status === 'paused') change.status = body.status;
-    else errors.push({ field: 'status', message: inputMessages.status });
-  }
-  if (errors.length > 0) return { ok: false, errors };
-  if (Object.keys(change).length === 0) {
-    return {
-      ok: false,
-      errors: [{ field: null, message: `Give at least one of ${PATCH_FIELDS.join(', ')}` }],
-    };
-  }
+  if (text !== undefined) change.url = parseUrl(text)!;
+  if (names !== undefined) change.resources = names;
+  if (size !== undefined) change.batchSize = size;
+  if (text2 !== undefined) change.description = text2;
+  if (status !== undefined) change.status = status;
   return { ok: true, value: change };
 }

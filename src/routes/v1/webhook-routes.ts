@@ -5,8 +5,9 @@ import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import { answerKeyedPost, sendAnswer } from '../../http/keyed-reply.js';
 import { HttpProblem, problems } from '../../http/problems.js';
+import { checkedByHandler } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
-import { checkQuery, type ParamRule } from '../../read/query-params.js';
+import { checkQuery } from '../../read/query-params.js';
 import {
   deleteEndpoint,
   selectAttempts,
@@ -27,13 +28,12 @@ import {
   WebhookRefusal,
 } from '../../webhooks/endpoints.js';
 import { pingEndpoint } from '../../webhooks/ping.js';
+import { DELIVERIES_QUERY, webhookRoutes as declared, WEBHOOKS_PATH } from './webhook-schemas.js';
 
-export const WEBHOOKS_PATH = '/v1/webhooks';
+export { WEBHOOKS_PATH };
+
 /** The management bodies are small: a URL of 2,048 characters and a few fields. */
 const BODY_LIMIT = 16 * 1024;
-const DELIVERIES_QUERY: Readonly<Record<string, ParamRule>> = {
-  limit: { kind: 'integer', min: 1, max: 100, default: 20 },
-};
 
 export interface WebhookRouteDeps {
   db: Database;
@@ -68,8 +68,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     bodyLimit: BODY_LIMIT,
     config: { rawJsonFrom: 0 },
     onRequest: [deps.authenticate, checkIdempotencyKey],
+    validatorCompiler: checkedByHandler,
   };
-  const plain = { bodyLimit: BODY_LIMIT, onRequest: deps.authenticate };
+  const plain = { bodyLimit: BODY_LIMIT, onRequest: deps.authenticate, validatorCompiler: checkedByHandler };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
   const answerPost = (
@@ -77,7 +78,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
   ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
 
-  app.post(WEBHOOKS_PATH, keyed, async (request, reply) => {
+  app.post(WEBHOOKS_PATH, { ...keyed, schema: declared.create.schema }, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       const checked = checkCreate(bodyOf(request));
       if (!checked.ok) throw invalid(checked.errors);
@@ -88,38 +89,47 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     return sendAnswer(reply, answer, replayed);
   });
 
-  app.get(WEBHOOKS_PATH, plain, async (request) => {
+  app.get(WEBHOOKS_PATH, { ...plain, schema: declared.list.schema }, async (request) => {
     const rows = await selectEndpoints(db, request.tenantId);
     return { data: rows.map(presentEndpoint) };
   });
 
-  app.get(`${WEBHOOKS_PATH}/:id`, plain, async (request) => {
+  app.get(declared.get.url, { ...plain, schema: declared.get.schema }, async (request) => {
     const row = await selectEndpoint(db, request.tenantId, idOf(request));
     if (!row) throw notFound();
     return presentEndpoint(row);
   });
 
-  app.patch(`${WEBHOOKS_PATH}/:id`, { ...plain, config: { rawJsonFrom: 0 } }, async (request) => {
-    const checked = checkPatch(bodyOf(request));
-    if (!checked.ok) throw invalid(checked.errors);
-    if (checked.value.url) await checkUrlReachable(checked.value.url, context);
-    return changeEndpoint(db, request.tenantId, idOf(request), checked.value, context);
-  });
+  app.patch(
+    declared.change.url,
+    { ...plain, config: { rawJsonFrom: 0 }, schema: declared.change.schema },
+    async (request) => {
+      const checked = checkPatch(bodyOf(request));
+      if (!checked.ok) throw invalid(checked.errors);
+      if (checked.value.url) await checkUrlReachable(checked.value.url, context);
+      return changeEndpoint(db, request.tenantId, idOf(request), checked.value, context);
+    },
+  );
 
-  app.delete(`${WEBHOOKS_PATH}/:id`, plain, async (request, reply) => {
+  app.delete(declared.delete.url, { ...plain, schema: declared.delete.schema }, async (request, reply) => {
     if (!(await deleteEndpoint(db, request.tenantId, idOf(request)))) throw notFound();
     return reply.code(204).send();
   });
 
-  app.post(`${WEBHOOKS_PATH}/:id/rotate-secret`, keyed, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
-      const prepared = await prepareWrite(context);
-      return async (q) => json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), prepared));
-    });
-    return sendAnswer(reply, answer, replayed);
-  });
+  app.post(
+    declared.rotateSecret.url,
+    { ...keyed, schema: declared.rotateSecret.schema },
+    async (request, reply) => {
+      const { answer, replayed } = await answerPost(request, async () => {
+        const prepared = await prepareWrite(context);
+        return async (q) =>
+          json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), prepared));
+      });
+      return sendAnswer(reply, answer, replayed);
+    },
+  );
 
-  app.post(`${WEBHOOKS_PATH}/:id/replay`, keyed, async (request, reply) => {
+  app.post(declared.replay.url, { ...keyed, schema: declared.replay.schema }, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       const body = bodyOf(request) ?? {};
       const generation = await context.generation();
@@ -134,12 +144,12 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   // A ping changes nothing: its header is checked like every POST's, and its answer never kept (a
   // retry pings again, which is what a retry of a ping means).
   app.post(
-    `${WEBHOOKS_PATH}/:id/ping`,
-    { ...plain, onRequest: [deps.authenticate, checkIdempotencyKey] },
+    declared.ping.url,
+    { ...plain, onRequest: [deps.authenticate, checkIdempotencyKey], schema: declared.ping.schema },
     async (request) => pingEndpoint(db, request.tenantId, idOf(request), context),
   );
 
-  app.get(`${WEBHOOKS_PATH}/:id/deliveries`, plain, async (request) => {
+  app.get(declared.deliveries.url, { ...plain, schema: declared.deliveries.schema }, async (request) => {
     const checked = checkQuery(DELIVERIES_QUERY, request.query);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const id = idOf(request);

@@ -1,0 +1,74 @@
+import type { TObject, TSchema } from 'typebox';
+import type { RouteDeclaration } from '../http/route-schema.js';
+import type { JsonSchema, OpenApiObject } from './json-schema.js';
+import { apiSecurity } from './security.js';
+
+/*
+ * The document's operations read from the routes' declarations (src/http/route-schema.ts): identity,
+ * path and query parameters, body. What a route answers is the document's own: `documented` adds it.
+ */
+
+/** What the document says of an operation beyond its declaration. */
+export interface OperationAnswers {
+  responses: OpenApiObject;
+  /** Header parameters (Idempotency-Key), after the declared ones. */
+  parameters?: OpenApiObject[];
+  requestExample?: unknown;
+}
+
+/** A declared schema as the document shows it: without the messages its check reads. */
+export function publicSchema(schema: TSchema): JsonSchema {
+  return JSON.parse(JSON.stringify(schema, (key, value) => (key === 'errorMessage' ? undefined : value)));
+}
+
+function parametersIn(where: 'path' | 'query', object: TObject | undefined): OpenApiObject[] {
+  if (!object) return [];
+  const required: readonly string[] = object.required ?? [];
+  return Object.entries(object.properties).map(([name, property]) => {
+    const { description, ...schema } = publicSchema(property) as { description?: string };
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.includes(name),
+      ...(description === undefined ? {} : { description }),
+      schema,
+    };
+  });
+}
+
+/** `/v1/webhooks/:id` -> `/v1/webhooks/{id}`. */
+export const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
+
+/** The paths of declared routes, each operation completed by its answers (by operationId). */
+export function declaredPaths(
+  declarations: readonly RouteDeclaration[],
+  documented: Readonly<Record<string, OperationAnswers>>,
+): Record<string, OpenApiObject> {
+  const paths: Record<string, Record<string, OpenApiObject>> = {};
+  for (const { method, url, schema } of declarations) {
+    const answers = documented[schema.operationId];
+    if (!answers) throw new Error(`openapi: no answers documented for ${schema.operationId}`);
+    const parameters = [
+      ...parametersIn('path', schema.params),
+      ...parametersIn('query', schema.querystring),
+      ...(answers.parameters ?? []),
+    ];
+    const body = schema.body && publicSchema(schema.body);
+    const example = answers.requestExample === undefined ? {} : { example: answers.requestExample };
+    const path = openApiPath(url);
+    paths[path] ??= {};
+    paths[path][method.toLowerCase()] = {
+      tags: schema.tags,
+      operationId: schema.operationId,
+      summary: schema.summary,
+      description: schema.description,
+      security: apiSecurity,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: body, ...example } } } }
+        : {}),
+      responses: answers.responses,
+    };
+  }
+  return paths;
+}

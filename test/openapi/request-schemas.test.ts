@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import Type, { type TObject, type TSchema } from 'typebox';
+import { checkBody } from '../../src/fields/body-check.js';
+import type { RouteDeclaration } from '../../src/http/route-schema.js';
+import { buildOpenApiDocument } from '../../src/openapi/document.js';
+import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
+import { webhookRoutes } from '../../src/routes/v1/webhook-schemas.js';
+
+const doc: any = buildOpenApiDocument();
+const declared: RouteDeclaration[] = [...Object.values(webhookRoutes)];
+
+describe('request schemas declared once on the routes', () => {
+  test('every declared body, query and path parameter is what the document shows', () => {
+    for (const { method, url, schema } of declared) {
+      const operation = doc.paths[openApiPath(url)]?.[method.toLowerCase()];
+      assert.ok(operation, `${method} ${url} is documented`);
+      assert.equal(operation.operationId, schema.operationId);
+      const body = operation.requestBody?.content['application/json'].schema;
+      assert.deepEqual(body, schema.body && publicSchema(schema.body), `${schema.operationId} body`);
+      const named = (where: string) =>
+        (operation.parameters ?? []).filter((p: any) => p.in === where).map((p: any) => p.name);
+      assert.deepEqual(named('path'), Object.keys(schema.params?.properties ?? {}));
+      assert.deepEqual(named('query'), Object.keys(schema.querystring?.properties ?? {}));
+    }
+  });
+
+  test('every property of a declared body names the message its refusal gives', () => {
+    for (const { schema } of declared) {
+      const body = schema.body as TObject | undefined;
+      for (const [name, property] of Object.entries<TSchema>(body?.properties ?? {})) {
+        if (schema.operationId === 'replayWebhook') continue; // checked against the endpoint itself
+        assert.equal(typeof (property as any).errorMessage, 'string', `${schema.operationId} ${name}`);
+      }
+    }
+  });
+
+  test('the document carries no message keyword of the checks', () => {
+    assert.ok(!JSON.stringify(doc).includes('"errorMessage"'));
+  });
+});
+
+describe('checkBody', () => {
+  const body = Type.Object(
+    {
+      name: Type.String({ maxLength: 3, errorMessage: 'Bad name' }),
+      size: Type.Optional(Type.Integer({ minimum: 1, default: 7, errorMessage: 'Bad size' })),
+      code: Type.Optional(
+        Type.Refine(Type.String({ errorMessage: 'Bad code' }), (value) => value.startsWith('c')),
+      ),
+    },
+    { additionalProperties: false, minProperties: 1, errorMessage: { minProperties: 'Give one' } },
+  );
+
+  test('a body that is not an object is refused as a whole', () => {
+    for (const value of [null, [], 'x', 1]) {
+      assert.deepEqual(checkBody(body, value), {
+        ok: false,
+        errors: [{ field: null, message: 'Request body must be a JSON object' }],
+      });
+    }
+  });
+
+  test('unknown fields come first, then each declared property in order', () => {
+    assert.deepEqual(checkBody(body, { size: 0, extra: 1, code: 'x' }), {
+      ok: false,
+      errors: [
+        { field: 'extra', message: 'Unknown field' },
+        { field: 'name', message: 'Field is required' },
+        { field: 'size', message: 'Bad size' },
+        { field: 'code', message: 'Bad code' },
+      ],
+    });
+  });
+
+  test('a refinement is part of the check; defaults fill what is absent', () => {
+    assert.deepEqual(checkBody(body, { name: 'abc', code: 'cc' }), {
+      ok: true,
+      value: { name: 'abc', size: 7, code: 'cc' },
+    });
+  });
+
+  test('minProperties answers its own message once nothing else is wrong', () => {
+    const loose = Type.Object(
+      { name: Type.Optional(Type.String({ errorMessage: 'Bad name' })) },
+      { minProperties: 1, errorMessage: { minProperties: 'Give one' } },
+    );
+    assert.deepEqual(checkBody(loose, {}), { ok: false, errors: [{ field: null, message: 'Give one' }] });
+  });
+});
