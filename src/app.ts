@@ -32,7 +32,7 @@ import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.j
 import { registerJobRoutes } from './routes/v1/job-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
 import { registerWebhookRoutes } from './routes/v1/webhook-routes.js';
-import { jobFigures } from './sql/jobs.js';
+import { jobFigures } from './sql/job-upkeep.js';
 import { webhookFigures } from './sql/webhook-streams.js';
 import { VERSION } from './version.js';
 import { addressRules } from './webhooks/addresses.js';

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { FeedStall } from '../sql/feed-holders.js';
-import { JOB_STATES, type JobFigures } from '../sql/jobs.js';
+import type { JobFigures } from '../sql/job-upkeep.js';
+import { JOB_STATES } from '../sql/jobs.js';
 import type { WebhookFigures } from '../sql/webhook-streams.js';
 import { VERSION } from '../version.js';
 

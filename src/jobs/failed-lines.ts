@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { nextFailedLines } from '../sql/jobs.js';
+import { nextFailedLines } from '../sql/job-runs.js';
 
 /**
  * The lines of the rows the check found invalid, read back from the job's results block by block as

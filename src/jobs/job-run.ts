@@ -19,7 +19,7 @@ import {
   startValidation,
   startWriting,
   type WrittenBlock,
-} from '../sql/jobs.js';
+} from '../sql/job-runs.js';
 import { FailedLines } from './failed-lines.js';
 import { FileProblem, type FileRow, fileRows } from './file-rows.js';
 import { RepeatedKeys } from './repeated-keys.js';

@@ -2,14 +2,8 @@ import type { BackgroundWork } from '../background/background-work.js';
 import type { BatchAdmission } from '../batch/batch-admission.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
-import {
-  type ClaimedJob,
-  claimJob,
-  finishJob,
-  releaseJob,
-  removeExpiredJobs,
-  renewJob,
-} from '../sql/jobs.js';
+import { type ClaimedJob, claimJob, finishJob, releaseJob, renewJob } from '../sql/job-runs.js';
+import { removeExpiredJobs } from '../sql/job-upkeep.js';
 import { JobLetGo, runJob } from './job-run.js';
 
 /*

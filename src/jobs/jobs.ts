@@ -1,20 +1,8 @@
 import { randomId } from '../auth/secrets.js';
 import type { Database, Queryable, Transaction } from '../db/database.js';
-import {
-  abortJob,
-  completeJob,
-  dropJobBytes,
-  dropUpload,
-  firstMissingPart,
-  insertChunk,
-  insertJob,
-  type JobRow,
-  jobState,
-  lockJob,
-  newUploadId,
-  selectJob,
-  storePart,
-} from '../sql/jobs.js';
+import { abortJob, completeJob, dropJobBytes, firstMissingPart, lockJob } from '../sql/job-completion.js';
+import { dropUpload, insertChunk, newUploadId, storePart } from '../sql/job-parts.js';
+import { insertJob, type JobRow, jobState, selectJob } from '../sql/jobs.js';
 import type { JobInput } from './job-input.js';
 import { JobRefusal, jobNotFound, wrongState } from './job-refusal.js';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { selectChunk, selectParts } from '../sql/jobs.js';
+import { selectChunk, selectParts } from '../sql/job-parts.js';
 
 /**
  * A job's file as the database holds it: its parts in number order, each piece by piece, one piece

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { insertChunk, storePart } from '../../src/sql/jobs.js';
+import { insertChunk, storePart } from '../../src/sql/job-parts.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { csv, postEmpty, putPart, until } from '../helpers/jobs.js';

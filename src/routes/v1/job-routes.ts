@@ -19,7 +19,8 @@ import {
   showJob,
 } from '../../jobs/jobs.js';
 import { checkQuery, type ParamRule } from '../../read/query-params.js';
-import { jobState, selectJobs, selectResultBlocks } from '../../sql/jobs.js';
+import { selectResultBlocks } from '../../sql/job-results.js';
+import { jobState, selectJobs } from '../../sql/jobs.js';
 
 export const JOBS_PATH = '/v1/jobs';
 /** The job's body is a few small fields. */
