@@ -114,13 +114,27 @@ test('an endless answer is cut at its cap; the attempt ends all the same', async
   assert.ok(sent < 50 * MAX_RESPONSE_BYTES, `the receiver sent ${sent} bytes`);
 });
 
-test('no answer in time is a timeout; a closed port is refused; an inside address is never reached', async () => {
-  const { url: silent } = await receiver(() => {
-    // Never answers.
+test('no answer in time is a timeout; a closed port is refused; an inside address is never reached', async (t) => {
+  let heard!: () => void;
+  const requestArrived = new Promise<void>((done) => {
+    heard = done;
   });
-  const slow = await attempt(silent, { timeoutMs: 150 });
+  // Never answers.
+  const { url: silent } = await receiver(() => heard());
+  // The attempt's clock is the test's: it runs out once the request has arrived, not by the wall clock.
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  let settled = false;
+  const waiting = attempt(silent, { timeoutMs: 150 }).finally(() => {
+    settled = true;
+  });
+  await requestArrived;
+  t.mock.timers.tick(149);
+  await new Promise((done) => setImmediate(done));
+  assert.equal(settled, false, 'still waiting for the answer until its time is up');
+  t.mock.timers.tick(1);
+  const slow = await waiting;
+  t.mock.timers.reset();
   assert.deepEqual([slow.delivered, slow.statusCode, slow.error], [false, null, 'timeout']);
-  assert.ok(slow.durationMs >= 140, String(slow.durationMs));
 
   const closed = new URL(`http://127.0.0.1:${await freePort()}/hooks`);
   const refused = await attempt(closed);
