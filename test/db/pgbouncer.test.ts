@@ -266,10 +266,13 @@ describe('behind PgBouncer in transaction mode', {
     const db = openPostgres({ connectionString: url, poolSize: 2, statementTimeoutMs: 300 });
     after(() => db.close());
     // Cut by the server's timeout of the transaction (SET LOCAL), not by a cancel of the client's.
-    await assert.rejects(db.transaction((tx) => tx.query('SELECT pg_sleep(3)')), {
-      code: '57014',
-      message: 'canceling statement due to statement timeout',
-    });
+    await assert.rejects(
+      db.transaction((tx) => tx.query('SELECT pg_sleep(3)')),
+      {
+        code: '57014',
+        message: 'canceling statement due to statement timeout',
+      },
+    );
     const [inside] = await db.transaction((tx) =>
       tx.query<{ statement_timeout: string }>('SHOW statement_timeout'),
     );
