@@ -1,4 +1,5 @@
 import type { BackgroundWork } from '../background/background-work.js';
+import { claimPool } from '../background/claim-pool.js';
 import type { BatchAdmission } from '../batch/batch-admission.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
@@ -57,9 +58,7 @@ export function jobWork(
   wroteRows: (resource: string, rows: number) => void,
   log: WarnLog,
 ): JobWork {
-  const running = new Map<string, { tenantId: number; done: Promise<void> }>();
   const failedRuns = new Map<string, number>();
-  let stopping = false;
   let expiredAt = 0;
   const context = {
     db,
@@ -67,7 +66,7 @@ export function jobWork(
     leaseSeconds: settings.leaseSeconds,
     admission,
     serving,
-    stopping: () => stopping,
+    stopping: () => pool.stopped,
     wroteRows,
   };
 
@@ -87,7 +86,7 @@ export function jobWork(
       (settings.leaseSeconds * 1000) / 3,
     );
     heartbeat.unref();
-    const runContext = { ...context, stopping: () => stopping || lost };
+    const runContext = { ...context, stopping: () => pool.stopped || lost };
     try {
       const resource = batchResources.find((candidate) => candidate.name === job.resource);
       if (!resource) throw new Error(`no batch resource named ${job.resource}`);
@@ -123,34 +122,41 @@ export function jobWork(
     }
   }
 
-  const settled = async () => {
-    while (running.size > 0) await Promise.allSettled([...running.values()].map((entry) => entry.done));
-  };
+  // A tenant's jobs run one at a time: the claim passes over the tenants running one here (and, in the
+  // statement, those with an older job unfinished), one job a claim.
+  const pool = claimPool<ClaimedJob>({
+    max: settings.maxRunning,
+    perTenant: 1,
+    perClaim: 1,
+    claim: async (_room, busy) => {
+      const job = await claimJob(db, holder, settings.leaseSeconds, busy);
+      return job ? [job] : [];
+    },
+    tenantOf: (job) => job.tenant_id,
+    run,
+    // run settles its own errors; this is for one it did not foresee.
+    failed: (job, error) => log.warn({ err: error, job: job.id }, `job ${job.id} stopped on an error`),
+    letGo: (job) => releaseJob(db, job.id, holder),
+  });
 
   return {
     name: 'jobs',
     everyMs: settings.everyMs,
     get running() {
-      return running.size;
+      return pool.running;
     },
     async round() {
-      if (stopping) return;
+      if (pool.stopped) return;
       if (Date.now() - expiredAt >= EXPIRY_EVERY_MS) {
         expiredAt = Date.now();
         while ((await removeExpiredJobs(db, settings.keepDays, 100)) === 100) {}
       }
-      while (running.size < settings.maxRunning && !stopping) {
-        const busy = [...running.values()].map((entry) => entry.tenantId);
-        const job = await claimJob(db, holder, settings.leaseSeconds, busy);
-        if (!job) break;
-        const done = run(job).finally(() => running.delete(job.id));
-        running.set(job.id, { tenantId: job.tenant_id, done });
-      }
+      await pool.fill();
     },
-    settled,
+    settled: () => pool.settled(),
     async close() {
-      stopping = true;
-      await settled();
+      pool.stop();
+      await pool.settled();
     },
   };
 }
