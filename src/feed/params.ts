@@ -36,6 +36,8 @@ export interface ChangesQuery {
   /** The cursor as sent, answered as next when the page is empty. */
   afterText: string | undefined;
   limit: number;
+  /** The numbering of the feed the cursor was checked against (src/sql/feed-positions.ts). */
+  generation: number;
 }
 
 /** A feed request's query checked (extensions.md 6 and 10): the query, or every problem with it. */
@@ -57,5 +59,5 @@ export function changesQuery(
   if (afterText !== undefined && after === undefined) {
     return { ok: false, errors: [{ field: 'after', message: AFTER_MESSAGE }] };
   }
-  return { ok: true, query: { feed, after, afterText, limit: checked.values.limit as number } };
+  return { ok: true, query: { feed, after, afterText, limit: checked.values.limit as number, generation } };
 }

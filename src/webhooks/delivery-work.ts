@@ -1,9 +1,9 @@
 import type { BackgroundWork } from '../background/background-work.js';
+import { claimPool } from '../background/claim-pool.js';
 import type { Queryable } from '../db/database.js';
 import { encodeCursor } from '../feed/cursor.js';
-import { servedGeneration } from '../feed/generation.js';
-import { feedResourceNamed, feedResources } from '../resources/feed.js';
-import { type ChangesStatement, changesStatement, type FeedPosition, selectChanges } from '../sql/changes.js';
+import { readFeedPage } from '../feed/page-reader.js';
+import { feedResourceNamed } from '../resources/feed.js';
 import {
   beginDelivery,
   type ClaimedStream,
@@ -90,13 +90,7 @@ export function webhookDeliveries(
   counters?: DeliveryCounters,
   log?: { warn(details: object, message: string): void },
 ): WebhookDeliveries {
-  const statements = new Map<string, ChangesStatement>(
-    feedResources.map((feed) => [feed.name, changesStatement(feed)]),
-  );
   const random = settings.random ?? Math.random;
-  const running = new Set<Promise<void>>();
-  const turnsOf = new Map<number, number>();
-  let stopped = false;
 
   async function signingSecrets(stream: ClaimedStream): Promise<string[]> {
     const key = await sealingKey();
@@ -105,44 +99,38 @@ export function webhookDeliveries(
     return secrets;
   }
 
-  /** One page of the stream's feed after its position: the next delivery, or its repeat's range. */
-  async function page(stream: ClaimedStream, limit: number, upTo: FeedPosition | undefined) {
-    return selectChanges(db, statements.get(stream.resource)!, {
-      tenantId: stream.tenant_id,
-      after: { xid: stream.position_xid, key: stream.position_key },
-      handedOut: stream.position_t ?? undefined,
-      limit,
-      upTo,
-    });
-  }
-
   /**
    * Sends the stream's deliveries while they are taken. Returns when there is nothing more to send,
    * an attempt failed (the stream was let go until its retry), or the stream is no longer this
-   * instance's to send.
+   * instance's to send. True when the turn's last statement let the stream go already (nothing left
+   * to release).
    */
-  /** Returns true when the turn's last statement let the stream go already (nothing left to release). */
   async function turn(claimed: ClaimedStream): Promise<boolean> {
     let stream = claimed;
-    const generation = await servedGeneration(db);
-    if (stream.generation !== generation) {
-      await disableEndpoint(db, stream.endpoint_id, RENUMBERED_REASON);
-      return false;
-    }
     const feed = feedResourceNamed(stream.resource);
     if (!feed) return false;
     const started = performance.now();
-    while (!stopped) {
+    while (!pool.stopped) {
       const repeat = stream.pending_id !== null;
-      const read = await page(
-        stream,
-        repeat ? stream.pending_count! : stream.batch_size,
-        repeat ? { xid: stream.pending_xid!, key: stream.pending_key } : undefined,
-      );
+      // The next delivery, or the range of the one under way read again.
+      const read = await readFeedPage(db, {
+        tenantId: stream.tenant_id,
+        feed,
+        generation: stream.generation,
+        after: {
+          xid: stream.position_xid,
+          key: stream.position_key,
+          handedOut: stream.position_t ?? undefined,
+        },
+        limit: repeat ? stream.pending_count! : stream.batch_size,
+        upTo: repeat ? { xid: stream.pending_xid!, key: stream.pending_key } : undefined,
+      });
       if (read.refused) {
-        await disableEndpoint(db, stream.endpoint_id, RESTORED_REASON);
+        const reason = read.refused === 'renumbered' ? RENUMBERED_REASON : RESTORED_REASON;
+        await disableEndpoint(db, stream.endpoint_id, reason);
         return false;
       }
+      const { generation } = read;
       let id: string;
       let end: { xid: string; key: string[]; t: string };
       if (repeat) {
@@ -153,7 +141,7 @@ export function webhookDeliveries(
       } else {
         if (!read.last) return false;
         id = newMessageId();
-        end = { xid: read.last[0]!, key: read.last.slice(1), t: read.handed_out };
+        end = { ...read.last, t: read.handedOut };
         const held = await beginDelivery(
           db,
           stream,
@@ -208,7 +196,7 @@ export function webhookDeliveries(
         }
         // Caught up (a first attempt read all there was): the record lets the stream go in the same
         // statement; the next round's claim finds whatever commits later.
-        const caughtUp = !repeat && !read.has_more;
+        const caughtUp = !repeat && !read.hasMore;
         const now = await recordDelivered(db, stream, holder, attempted, {
           leaseSeconds: settings.leaseSeconds,
           generation,
@@ -246,56 +234,43 @@ export function webhookDeliveries(
     return false;
   }
 
-  function start(stream: ClaimedStream): void {
-    turnsOf.set(stream.tenant_id, (turnsOf.get(stream.tenant_id) ?? 0) + 1);
-    const done = (async () => {
-      let released = false;
-      try {
-        released = await turn(stream);
-      } catch (error) {
-        log?.warn(
-          { err: error, webhook: stream.endpoint_id },
-          'webhook delivery turn failed; it is tried again',
-        );
-      } finally {
-        // Due at once for the next round when it has more (unless the turn's last statement let it go).
-        if (!released) await releaseStream(db, stream, holder).catch(() => undefined);
-        const left = (turnsOf.get(stream.tenant_id) ?? 1) - 1;
-        if (left > 0) turnsOf.set(stream.tenant_id, left);
-        else turnsOf.delete(stream.tenant_id);
-      }
-    })();
-    running.add(done);
-    void done.finally(() => running.delete(done));
+  /** A claimed stream's turn; the stream is let go after it (unless its last statement did). */
+  async function run(stream: ClaimedStream): Promise<void> {
+    let released = false;
+    try {
+      released = await turn(stream);
+    } finally {
+      // Due at once for the next round when it has more.
+      if (!released) await releaseStream(db, stream, holder).catch(() => undefined);
+    }
   }
+
+  const pool = claimPool<ClaimedStream>({
+    max: settings.maxTurns,
+    perTenant: settings.maxTurnsPerTenant,
+    perClaim: settings.maxTurns,
+    claim: (room, busy) => claimStreams(db, holder, room, busy, settings.leaseSeconds),
+    tenantOf: (stream) => stream.tenant_id,
+    run,
+    failed: (stream, error) =>
+      log?.warn(
+        { err: error, webhook: stream.endpoint_id },
+        'webhook delivery turn failed; it is tried again',
+      ),
+    letGo: (stream) => releaseStream(db, stream, holder),
+  });
 
   return {
     name: 'webhook-deliveries',
     everyMs: settings.everyMs,
     get turns() {
-      return running.size;
+      return pool.running;
     },
-    async round() {
-      if (stopped) return;
-      const free = settings.maxTurns - running.size;
-      if (free <= 0) return;
-      const busy = [...turnsOf].filter(([, n]) => n >= settings.maxTurnsPerTenant).map(([tenant]) => tenant);
-      const claimed = await claimStreams(db, holder, free, busy, settings.leaseSeconds);
-      // A tenant's streams past its bound wait for the next round (a claim takes whole rows).
-      for (const stream of claimed) {
-        if ((turnsOf.get(stream.tenant_id) ?? 0) >= settings.maxTurnsPerTenant) {
-          await releaseStream(db, stream, holder);
-          continue;
-        }
-        start(stream);
-      }
-    },
-    async settled() {
-      while (running.size > 0) await Promise.allSettled([...running]);
-    },
+    round: () => pool.fill(),
+    settled: () => pool.settled(),
     async close() {
-      stopped = true;
-      await Promise.allSettled([...running]);
+      pool.stop();
+      await pool.settled();
       await releaseAllStreams(db, holder);
     },
   };
