@@ -20,6 +20,7 @@ import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/keyed-reply.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
 import { problems } from './http/problems.js';
+import type { WindowClock } from './http/rate-limit.js';
 import { type RequestsInFlight, requestsInFlight } from './http/requests-in-flight.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
@@ -94,6 +95,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** Slow-client limits; the defaults suit production, tests shorten them. */
   timeouts?: Partial<ClientTimeouts>;
+  /** The clock rate limit windows are counted on (tests); by default the database's, or this process's. */
+  rateLimitClock?: WindowClock | undefined;
 }
 
 /**

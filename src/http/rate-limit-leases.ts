@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../db/database.js';
 import { claimRateLimitHits } from '../sql/rate-limits.js';
-import type { RateLimitStore, WindowCount } from './rate-limit-store.js';
+import type { RateLimitStore, WindowClock, WindowCount } from './rate-limit-store.js';
 
 /**
  * When other processes share the database (PostgreSQL), the counts live in it (table rate_limits),
@@ -60,19 +60,26 @@ export class LeasingRateLimitStore implements RateLimitStore {
   readonly #size: number;
   readonly #windowSeconds: number;
   readonly #now: () => number;
+  readonly #windowClock: WindowClock | undefined;
 
+  /**
+   * `now` times the leases (monotonic ms); with `windowClock` (tests) the windows are counted on that
+   * clock instead of the database's, and the leases timed on it too.
+   */
   constructor(
     db: Pick<Queryable, 'query'>,
     limit: number,
     windowSeconds: number,
     now: () => number = () => performance.now(),
     maxKeys = 100_000,
+    windowClock?: WindowClock,
   ) {
     this.#db = db;
     this.#limit = limit;
     this.#size = leaseSize(limit);
     this.#windowSeconds = windowSeconds;
-    this.#now = now;
+    this.#now = windowClock ?? now;
+    this.#windowClock = windowClock;
     this.#keys = new LRUCache({ max: maxKeys });
   }
 
@@ -113,7 +120,13 @@ export class LeasingRateLimitStore implements RateLimitStore {
   async #claim(keyId: string, state: KeyState, size: number): Promise<void> {
     // Read before the statement: the lease then ends no later than the database's window does.
     const sent = this.#now();
-    const { total, leftMs } = await claimRateLimitHits(this.#db, keyId, this.#windowSeconds, size);
+    const { total, leftMs } = await claimRateLimitHits(
+      this.#db,
+      keyId,
+      this.#windowSeconds,
+      size,
+      this.#windowClock && sent / 1000,
+    );
     const base = total - size;
     state.lease = {
       end: sent + leftMs,

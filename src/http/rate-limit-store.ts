@@ -6,6 +6,9 @@ export interface WindowCount {
   resetSeconds: number;
 }
 
+/** Milliseconds since 1970 on the clock a store counts its windows on. */
+export type WindowClock = () => number;
+
 export interface RateLimitStore {
   hit(keyId: string): Promise<WindowCount>;
 }
@@ -14,9 +17,9 @@ export interface RateLimitStore {
 export class MemoryRateLimitStore implements RateLimitStore {
   readonly #counts: LRUCache<string, { window: number; hits: number }>;
   readonly #windowSeconds: number;
-  readonly #now: () => number;
+  readonly #now: WindowClock;
 
-  constructor(windowSeconds: number, now: () => number = Date.now, maxKeys = 100_000) {
+  constructor(windowSeconds: number, now: WindowClock = Date.now, maxKeys = 100_000) {
     this.#windowSeconds = windowSeconds;
     this.#now = now;
     this.#counts = new LRUCache({ max: maxKeys });

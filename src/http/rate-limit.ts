@@ -2,10 +2,15 @@ import type { FastifyReply } from 'fastify';
 import type { Database } from '../db/database.js';
 import { problems } from './problems.js';
 import { LeasingRateLimitStore } from './rate-limit-leases.js';
-import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.js';
+import { MemoryRateLimitStore, type RateLimitStore, type WindowClock } from './rate-limit-store.js';
 
 export { LeasingRateLimitStore, leaseSize } from './rate-limit-leases.js';
-export { MemoryRateLimitStore, type RateLimitStore, type WindowCount } from './rate-limit-store.js';
+export {
+  MemoryRateLimitStore,
+  type RateLimitStore,
+  type WindowClock,
+  type WindowCount,
+} from './rate-limit-store.js';
 
 /**
  * Rate limit per subscription key: at most `limit` requests per fixed window of `windowSeconds`,
@@ -42,13 +47,21 @@ export class RateLimiter {
 
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
 
-/** The limiter of a database at `perMinute` requests per key and minute; none when 0 or unset. */
-export function rateLimiterFor(db: Database, perMinute: number | undefined): RateLimiter | undefined {
+/**
+ * The limiter of a database at `perMinute` requests per key and minute; none when 0 or unset.
+ * Windows are counted on `clock` when given (tests), else on the database's clock (PostgreSQL) or
+ * this process's (in memory).
+ */
+export function rateLimiterFor(
+  db: Database,
+  perMinute: number | undefined,
+  clock?: WindowClock,
+): RateLimiter | undefined {
   if (!perMinute) return undefined;
   // One process alone on its database counts in memory: no round trip, and no table of counts to keep
   // up on a database without autovacuum.
   const store = db.sharedByProcesses
-    ? new LeasingRateLimitStore(db, perMinute, RATE_LIMIT_WINDOW_SECONDS)
-    : new MemoryRateLimitStore(RATE_LIMIT_WINDOW_SECONDS);
+    ? new LeasingRateLimitStore(db, perMinute, RATE_LIMIT_WINDOW_SECONDS, undefined, undefined, clock)
+    : new MemoryRateLimitStore(RATE_LIMIT_WINDOW_SECONDS, clock);
   return new RateLimiter(perMinute, RATE_LIMIT_WINDOW_SECONDS, store);
 }

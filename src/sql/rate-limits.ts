@@ -14,7 +14,7 @@ export interface RateLimitClaim {
  * block ($3).
  */
 const CLAIM = `WITH clock AS (
-  SELECT extract(epoch FROM clock_timestamp()) AS t
+  SELECT COALESCE($4::numeric, extract(epoch FROM clock_timestamp())) AS t
 ), current_window AS (
   SELECT floor(t / $2::int)::bigint AS n, t FROM clock
 ), pruned AS (
@@ -26,13 +26,22 @@ ON CONFLICT (key_id, window_no) DO UPDATE SET hits = r.hits + $3::int
 RETURNING r.hits AS total,
   (((r.window_no + 1) * $2::int - (SELECT t FROM current_window)) * 1000)::float8 AS left_ms`;
 
-/** Adds `hits` to the key's count in the current fixed window of `windowSeconds`. */
+/**
+ * Adds `hits` to the key's count in the current fixed window of `windowSeconds`, the window of the
+ * database's clock, or of `atSeconds` (seconds since 1970) when given: a clock of the caller's (tests).
+ */
 export async function claimRateLimitHits(
   db: Pick<Queryable, 'query'>,
   keyId: string,
   windowSeconds: number,
   hits: number,
+  atSeconds?: number,
 ): Promise<RateLimitClaim> {
-  const [row] = await db.query<{ total: number; left_ms: number }>(CLAIM, [keyId, windowSeconds, hits]);
+  const [row] = await db.query<{ total: number; left_ms: number }>(CLAIM, [
+    keyId,
+    windowSeconds,
+    hits,
+    atSeconds ?? null,
+  ]);
   return { total: row!.total, leftMs: row!.left_ms };
 }

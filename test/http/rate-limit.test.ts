@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
@@ -32,11 +33,18 @@ function get(
   return tenant.transport.app.inject({ method: 'GET', url: LIST, headers });
 }
 
+/**
+ * The clock the apps of these tests count their windows on: stopped 15 s into a window, so that every
+ * request of a test falls in one window however slowly it runs, and Reset is 45 s throughout.
+ */
+const WINDOW_START = Date.UTC(2026, 0, 1, 12, 0, 0);
+const stopped = () => WINDOW_START + 15_000;
+const RESET = '45';
+
 function assertHeaders(response: LightMyRequestResponse, limit: number, remaining: number) {
   assert.equal(response.headers['ratelimit-limit'], String(limit));
   assert.equal(response.headers['ratelimit-remaining'], String(remaining));
-  const reset = Number(response.headers['ratelimit-reset']);
-  assert.ok(Number.isInteger(reset) && reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`);
+  assert.equal(response.headers['ratelimit-reset'], RESET);
 }
 
 function assertTooMany(response: LightMyRequestResponse, limit: number) {
@@ -55,21 +63,14 @@ function assertTooMany(response: LightMyRequestResponse, limit: number) {
   );
 }
 
-/**
- * Counts start at a window boundary of the clock: a test that needs n requests in one window waits
- * for the next window when fewer than `seconds` are left of this one (reading it from a probe request
- * of a key of its own, so that no counted key is touched).
- */
-async function roomInWindow(probe: TenantClient<NewTenant, InjectTransport>, seconds: number): Promise<void> {
-  const reset = Number((await get(probe)).headers['ratelimit-reset']);
-  if (reset < seconds) await new Promise((done) => setTimeout(done, (reset + 0.2) * 1000));
-}
-
 async function newApp(
   db: Database,
   rateLimitPerMinute: number,
 ): Promise<TenantClient<NewTenant, InjectTransport>> {
-  const tenant = await ownedTenantApp(db, { config: { ...testAuthConfig, rateLimitPerMinute } });
+  const tenant = await ownedTenantApp(db, {
+    config: { ...testAuthConfig, rateLimitPerMinute },
+    rateLimitClock: stopped,
+  });
   after(() => tenant.transport.app.close());
   return tenant;
 }
@@ -80,8 +81,6 @@ for (const backend of backends()) {
       const db = await backend.db();
       const limit = 5;
       const tenant = await newApp(db, limit);
-      const probe = await ownedTenantApp(db, {}, { app: tenant.transport.app });
-      await roomInWindow(probe, 10);
       for (let n = 1; n <= limit; n++) {
         const response = await get(tenant);
         assert.equal(response.statusCode, 200);
@@ -104,7 +103,6 @@ for (const backend of backends()) {
       const limit = 3;
       const a = await newApp(db, limit);
       const b = await ownedTenantApp(db, {}, { app: a.transport.app });
-      await roomInWindow(b, 10);
       for (let n = 0; n < limit; n++) assert.equal((await get(a)).statusCode, 200);
       assertTooMany(await get(a), limit);
 
@@ -114,10 +112,10 @@ for (const backend of backends()) {
       const other = await get(a, withSpare);
       assert.equal(other.statusCode, 200);
       assertHeaders(other, limit, limit - 1);
-      // Another tenant is not touched (b's probe above was its first request: one used).
+      // Another tenant is not touched.
       const fromB = await get(b);
       assert.equal(fromB.statusCode, 200);
-      assertHeaders(fromB, limit, limit - 2);
+      assertHeaders(fromB, limit, limit - 1);
       // A refused credential is a 401 and is not counted against anyone.
       const refused = await get(a, { ...a.headers, authorization: 'Bearer x.y.z' });
       assert.equal(refused.statusCode, 401);
@@ -157,6 +155,7 @@ describe('rate limit shared by instances on one PostgreSQL', {
       db,
       config: { ...testAuthConfig, rateLimitPerMinute: limit },
       logLevel: 'silent',
+      rateLimitClock: stopped,
     });
     after(() => app.close());
     return { db, app };
@@ -168,7 +167,6 @@ describe('rate limit shared by instances on one PostgreSQL', {
     const second = await instance(limit);
     const one = await ownedTenantApp(first.db, {}, { app: first.app });
     const two = await ownedTenantApp(second.db, {}, { app: second.app, tenant: one.tenant });
-    await roomInWindow(await ownedTenantApp(first.db, {}, { app: first.app }), 15);
     // A count of an older window of the key, which the first claim prunes.
     await first.db.query('INSERT INTO rate_limits (key_id, window_no, hits) VALUES ($1, 1, 7)', [
       one.tenant.keyId,
@@ -197,13 +195,50 @@ describe('rate limit shared by instances on one PostgreSQL', {
     // was claimed: one row of the current window (the older one put there first was pruned), at least
     // the limit.
     const rows = await first.db.query<{ hits: number; current: boolean }>(
-      `SELECT hits, window_no = floor(extract(epoch FROM clock_timestamp()) / 60)::bigint AS current
-         FROM rate_limits WHERE key_id = $1`,
-      [one.tenant.keyId],
+      'SELECT hits, window_no = $2 AS current FROM rate_limits WHERE key_id = $1',
+      [one.tenant.keyId, WINDOW_START / 60_000],
     );
     assert.equal(rows.length, 1, JSON.stringify(rows));
     assert.ok(rows[0]!.current, 'the row of the current window');
     assert.ok(rows[0]!.hits >= limit, `hits ${rows[0]!.hits}`);
+  });
+
+  test("without a clock of its own the window is the database's; with one, a turned window starts again", async () => {
+    const db = openPostgres({ connectionString: url!, poolSize: 2 });
+    after(() => db.close());
+    await migrate(db);
+    const windowNow = async () =>
+      (
+        await db.query<{ n: string }>(
+          'SELECT floor(extract(epoch FROM clock_timestamp()) / 60)::bigint::text AS n',
+        )
+      )[0]!.n;
+    const keyId = randomUUID().replaceAll('-', '');
+    const windowOf = async () =>
+      (
+        await db.query<{ n: string }>('SELECT window_no::text AS n FROM rate_limits WHERE key_id = $1', [
+          keyId,
+        ])
+      ).map((row) => row.n);
+    const before = await windowNow();
+    const counted = await new LeasingRateLimitStore(db, 10, 60).hit(keyId);
+    const after_ = await windowNow();
+    assert.equal(counted.hits, 1);
+    const [window] = await windowOf();
+    assert.ok(BigInt(before) <= BigInt(window!) && BigInt(window!) <= BigInt(after_), `window ${window}`);
+
+    const moved = randomUUID().replaceAll('-', '');
+    let now = WINDOW_START + 50_000;
+    const store = new LeasingRateLimitStore(db, 10, 60, undefined, undefined, () => now);
+    assert.deepEqual(await store.hit(moved), { hits: 1, resetSeconds: 10 });
+    assert.deepEqual(await store.hit(moved), { hits: 2, resetSeconds: 10 });
+    now += 15_000; // 5 s into the next window
+    assert.deepEqual(await store.hit(moved), { hits: 1, resetSeconds: 55 });
+    const rows = await db.query<{ n: string; hits: number }>(
+      'SELECT window_no::text AS n, hits FROM rate_limits WHERE key_id = $1',
+      [moved],
+    );
+    assert.deepEqual(rows, [{ n: String(WINDOW_START / 60_000 + 1), hits: 1 }], 'the older window pruned');
   });
 
   test('leases: one instance shows exact counts and sends one statement per block', async () => {
@@ -212,7 +247,6 @@ describe('rate limit shared by instances on one PostgreSQL', {
     assert.equal(size, 5);
     const { db, app } = await instance(limit);
     const tenant = await ownedTenantApp(db, {}, { app });
-    await roomInWindow(await ownedTenantApp(db, {}, { app }), 15);
     let claims = 0;
     const query = db.query;
     db.query = <Row>(text: string, params?: readonly unknown[]) => {
@@ -242,7 +276,6 @@ describe('rate limit shared by instances on one PostgreSQL', {
     const second = await instance(limit);
     const one = await ownedTenantApp(first.db, {}, { app: first.app });
     const two = await ownedTenantApp(second.db, {}, { app: second.app, tenant: one.tenant });
-    await roomInWindow(await ownedTenantApp(first.db, {}, { app: first.app }), 20);
     const answers = await Promise.all(Array.from({ length: 400 }, (_, n) => get(n % 2 ? one : two)));
     const passed = answers.filter((a) => a.statusCode === 200).length;
     const refused = answers.filter((a) => a.statusCode === 429);
@@ -351,7 +384,7 @@ describe('rate limit by quota leases (PostgreSQL store, fake database)', () => {
     const hits = [];
     for (let n = 0; n < 5; n++) hits.push((await store.hit('k')).hits);
     assert.deepEqual(hits, [498, 499, 500, 501, 501]);
-    assert.deepEqual(seen, [['k', 60, 5]]);
+    assert.deepEqual(seen, [['k', 60, 5, null]], "the database's clock tells the window");
   });
 
   test('a failed claim rejects every hit waiting on it and is not kept: the next hit claims again', async () => {

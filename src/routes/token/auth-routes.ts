@@ -6,7 +6,7 @@ import { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
 import { once, serverSecret, tokenSigningKey } from '../../auth/server-secrets.js';
 import type { Database } from '../../db/database.js';
 import { createGuard } from '../../http/guard-hook.js';
-import { rateLimiterFor } from '../../http/rate-limit.js';
+import { rateLimiterFor, type WindowClock } from '../../http/rate-limit.js';
 import { tokenRoutes } from './token-route.js';
 
 export interface AuthDeps {
@@ -15,6 +15,8 @@ export interface AuthDeps {
   config: { tokenSecret: string | undefined; tokenTtlSeconds: number; rateLimitPerMinute?: number };
   /** The app's metrics registry, to which the authentication's own counters are added. */
   metrics?: { registry: Registry } | undefined;
+  /** The clock rate limit windows are counted on (tests); by default the database's, or this process's. */
+  rateLimitClock?: WindowClock | undefined;
 }
 
 export interface Auth {
@@ -28,7 +30,7 @@ export interface Auth {
 const CREDENTIAL_CACHE_MS = 30_000;
 
 /** The authentication of one app: its guard and its token endpoint, sharing caches and secrets. */
-export function createAuth({ db, config, metrics }: AuthDeps): Auth {
+export function createAuth({ db, config, metrics, rateLimitClock }: AuthDeps): Auth {
   // Loaded on first use, not at build time: /health answers even before the database does.
   const signingKey = once(() => tokenSigningKey(db, config));
   const keys = new SubscriptionKeyVerifier(
@@ -58,7 +60,7 @@ export function createAuth({ db, config, metrics }: AuthDeps): Auth {
       signingKey,
       tokenTtlSeconds: config.tokenTtlSeconds,
       keyFailures: new FailureThrottle({ limit: 20, windowMs: 60_000 }),
-      rateLimiter: rateLimiterFor(db, config.rateLimitPerMinute),
+      rateLimiter: rateLimiterFor(db, config.rateLimitPerMinute, rateLimitClock),
     }),
     tokenRoutes: tokenRoutes({
       clients,
