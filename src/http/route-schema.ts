@@ -22,6 +22,8 @@ export interface RouteDeclaration {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Fastify's form: `/v1/webhooks/:id`. */
   url: string;
+  /** The most bytes its body may have (the route's bodyLimit; the document's x-body-limit). */
+  bodyLimit?: number;
   schema: RouteSchema;
 }
 

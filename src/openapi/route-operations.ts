@@ -45,7 +45,7 @@ export function declaredPaths(
   documented: Readonly<Record<string, OperationAnswers>>,
 ): Record<string, OpenApiObject> {
   const paths: Record<string, Record<string, OpenApiObject>> = {};
-  for (const { method, url, schema } of declarations) {
+  for (const { method, url, bodyLimit, schema } of declarations) {
     const answers = documented[schema.operationId];
     if (!answers) throw new Error(`openapi: no answers documented for ${schema.operationId}`);
     const parameters = [
@@ -63,6 +63,7 @@ export function declaredPaths(
       summary: schema.summary,
       description: schema.description,
       security: apiSecurity,
+      ...(bodyLimit === undefined ? {} : { 'x-body-limit': bodyLimit }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(body
         ? { requestBody: { required: true, content: { 'application/json': { schema: body, ...example } } } }

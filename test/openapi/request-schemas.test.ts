@@ -5,14 +5,15 @@ import { checkBody } from '../../src/fields/body-check.js';
 import type { RouteDeclaration } from '../../src/http/route-schema.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
+import { deliveryStateRoutes } from '../../src/routes/v1/delivery-state-schemas.js';
 import { webhookRoutes } from '../../src/routes/v1/webhook-schemas.js';
 
 const doc: any = buildOpenApiDocument();
-const declared: RouteDeclaration[] = [...Object.values(webhookRoutes)];
+const declared: RouteDeclaration[] = [...Object.values(webhookRoutes), ...Object.values(deliveryStateRoutes)];
 
 describe('request schemas declared once on the routes', () => {
   test('every declared body, query and path parameter is what the document shows', () => {
-    for (const { method, url, schema } of declared) {
+    for (const { method, url, bodyLimit, schema } of declared) {
       const operation = doc.paths[openApiPath(url)]?.[method.toLowerCase()];
       assert.ok(operation, `${method} ${url} is documented`);
       assert.equal(operation.operationId, schema.operationId);
@@ -22,6 +23,7 @@ describe('request schemas declared once on the routes', () => {
         (operation.parameters ?? []).filter((p: any) => p.in === where).map((p: any) => p.name);
       assert.deepEqual(named('path'), Object.keys(schema.params?.properties ?? {}));
       assert.deepEqual(named('query'), Object.keys(schema.querystring?.properties ?? {}));
+      assert.equal(operation['x-body-limit'], bodyLimit, `${schema.operationId} x-body-limit`);
     }
   });
 

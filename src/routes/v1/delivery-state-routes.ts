@@ -1,20 +1,18 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { OneAtATime } from '../../admission/one-at-a-time.js';
 import { type ArrayRule, BatchArrayRefused, InvalidBatch, type ItemError } from '../../batch/batch-errors.js';
 import type { Database, Queryable, Transaction } from '../../db/database.js';
 import {
-  ACKNOWLEDGE_BODY_LIMIT,
   type AcknowledgeCheck,
   acknowledge,
   checkAcknowledgeBytes,
   checkAcknowledgeValue,
   noteDeliveriesChanged,
 } from '../../deliveries/acknowledge.js';
-import { OneAtATime } from '../../deliveries/one-at-a-time.js';
 import {
   checkRejectBytes,
   checkRejectValue,
   MAX_REJECTIONS,
-  REJECT_BODY_LIMIT,
   type RejectCheck,
   reject,
   requeue,
@@ -27,9 +25,11 @@ import {
   refusedWork,
   sendAnswer,
 } from '../../http/keyed-reply.js';
+import { checkedByHandler, type RouteDeclaration } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import { MAX_BATCH_ITEMS } from '../../resources/batch-resource.js';
 import { checkAcknowledgeBody, checkRejectBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
+import { deliveryStateRoutes as declared } from './delivery-state-schemas.js';
 
 export interface DeliveryStateRouteDeps {
   db: Database;
@@ -55,8 +55,8 @@ type Refused = { kind: 'array'; rule: ArrayRule } | { kind: 'invalid'; errors: I
  * event loop every tenant shares) and what the checked body does.
  */
 interface DeliveryStateEndpoint<T> {
-  path: string;
-  bodyLimit: number;
+  /** Its route, body limit and body's shape, declared once (src/routes/v1/delivery-state-schemas.ts). */
+  route: RouteDeclaration & { bodyLimit: number };
   /** The most elements the array may have (the 400 of tooManyItems names it). */
   maxItems: number;
   checkValue(body: unknown): Refused | T;
@@ -75,8 +75,7 @@ type Codes = Extract<AcknowledgeCheck, { kind: 'codes' }>;
 type Rejections = Extract<RejectCheck, { kind: 'rejections' }>;
 
 const ACKNOWLEDGE: DeliveryStateEndpoint<Codes> = {
-  path: '/v1/deliveries/acknowledge',
-  bodyLimit: ACKNOWLEDGE_BODY_LIMIT,
+  route: declared.acknowledge,
   maxItems: MAX_BATCH_ITEMS,
   checkValue: checkAcknowledgeValue,
   checkBytes: checkAcknowledgeBytes,
@@ -88,8 +87,7 @@ const ACKNOWLEDGE: DeliveryStateEndpoint<Codes> = {
 };
 
 const REJECT: DeliveryStateEndpoint<Rejections> = {
-  path: '/v1/deliveries/reject',
-  bodyLimit: REJECT_BODY_LIMIT,
+  route: declared.reject,
   maxItems: MAX_REJECTIONS,
   checkValue: checkRejectValue,
   checkBytes: checkRejectBytes,
@@ -103,7 +101,7 @@ const REJECT: DeliveryStateEndpoint<Rejections> = {
 /** The requeue takes the acknowledgement's body: 1 to 10,000 delivery codes. */
 const REQUEUE: DeliveryStateEndpoint<Codes> = {
   ...ACKNOWLEDGE,
-  path: '/v1/deliveries/requeue',
+  route: declared.requeue,
   async apply(q, tenantId, { codes }, inTransaction) {
     const result = await requeue(q, tenantId, codes, inTransaction);
     return { changed: result.requeued, answer: { message: 'Deliveries requeued', ...result } };
@@ -136,9 +134,12 @@ function registerDeliveryStateRoute<T>(
 ): void {
   const settings = deps.idempotency ?? { ttlSeconds: DEFAULT_IDEMPOTENCY_TTL_SECONDS };
   app.post(
-    endpoint.path,
+    endpoint.route.url,
     {
-      bodyLimit: endpoint.bodyLimit,
+      bodyLimit: endpoint.route.bodyLimit,
+      schema: endpoint.route.schema,
+      // The array rules and the elements are checked by the handler, inside the key's work.
+      validatorCompiler: checkedByHandler,
       // Bytes, parsed here: a keyed request's hash covers the body exactly.
       config: { rawJsonFrom: 0 },
       onRequest: [deps.authenticate, checkIdempotencyKey],
