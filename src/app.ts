@@ -6,7 +6,7 @@ import type { DestinationStream } from 'pino';
 import { once, serverSecret } from './auth/server-secrets.js';
 import { BackgroundLoops } from './background/background-loops.js';
 import { newInstanceId } from './background/background-work.js';
-import { admissionFor } from './batch/batch-admission.js';
+import { admissionFor } from './admission/batch-admission.js';
 import { type Config, DEFAULT_FEED_STALL_WARN_SECONDS } from './config.js';
 import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';

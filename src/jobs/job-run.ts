@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { answerChecked } from '../batch/answer-batch.js';
-import type { BatchAdmission } from '../batch/batch-admission.js';
+import type { BatchAdmission } from '../admission/batch-admission.js';
 import { BatchNotAdmitted, type FieldError, type ItemError } from '../batch/batch-errors.js';
 import { type CheckedBatch, referencedKeysOf, sentKeyText } from '../batch/checked-batch.js';
 import { keyOf, type PreparedWrite, prepareWrite } from '../batch/prepared-write.js';

@@ -17,6 +17,7 @@ const FOLDERS: Record<string, Layer> = {
   db: 'database',
   sql: 'statements',
   batch: 'domain',
+  admission: 'domain',
   auth: 'domain',
   tenants: 'domain',
   read: 'domain',

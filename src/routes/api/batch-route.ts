@@ -5,7 +5,7 @@ import type {
   preParsingAsyncHookHandler,
 } from 'fastify';
 import { answerChecked, type BatchResult } from '../../batch/answer-batch.js';
-import type { BatchAdmission, BatchTicket } from '../../batch/batch-admission.js';
+import type { BatchAdmission, BatchTicket } from '../../admission/batch-admission.js';
 import { BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
 import { type CheckedBatch, checkBatch } from '../../batch/checked-batch.js';
@@ -31,7 +31,7 @@ export interface BatchRouteDeps {
   authenticate: onRequestHookHandler;
   /** Told the size and counts of every batch written (GET /metrics). */
   metrics?: BatchMetrics;
-  /** Bounds the batches processed at once, per tenant and in all (src/batch/batch-admission.ts). */
+  /** Bounds the batches processed at once, per tenant and in all (src/admission/batch-admission.ts). */
   admission?: BatchAdmission | undefined;
   /** How long Idempotency-Key answers are kept (default 7 days). */
   idempotency?: IdempotencySettings | undefined;

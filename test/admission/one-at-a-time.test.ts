@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OneAtATime } from '../../src/deliveries/one-at-a-time.js';
+import { OneAtATime } from '../../src/admission/one-at-a-time.js';
 
 /** Work that records when it starts and ends, and ends when released. */
 function gated(log: string[], name: string) {

@@ -12,7 +12,7 @@ import {
   type BatchTicket,
   DEFAULT_ADMISSION,
   LIGHT_PLACES_MAX,
-} from '../../src/batch/batch-admission.js';
+} from '../../src/admission/batch-admission.js';
 import { BatchNotAdmitted } from '../../src/batch/batch-errors.js';
 import type { Database } from '../../src/db/database.js';
 import { problemOf } from '../../src/http/domain-problems.js';

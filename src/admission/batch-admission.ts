@@ -1,4 +1,4 @@
-import { BatchNotAdmitted } from './batch-errors.js';
+import { BatchNotAdmitted } from '../batch/batch-errors.js';
 
 /**
  * Admission of batch work: a large batch holds the event loop for tens of
