@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { FeedResource } from '../resources/feed.js';
-import { feedResources } from '../resources/feed.js';
+import { type FeedResource, feedResources } from '../resources/feed.js';
 import { type ChangesStatement, changesStatement, type FeedPosition, selectChanges } from '../sql/changes.js';
 import { type DecodedCursor, encodeCursor, START } from './cursor.js';
 import { servedGeneration } from './generation.js';
