@@ -1,6 +1,6 @@
+import type { BatchAdmission } from '../admission/batch-admission.js';
 import type { BackgroundWork } from '../background/background-work.js';
 import { claimPool } from '../background/claim-pool.js';
-import type { BatchAdmission } from '../admission/batch-admission.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
 import { type ClaimedJob, claimJob, finishJob, releaseJob, renewJob } from '../sql/job-runs.js';
