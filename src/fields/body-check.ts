@@ -61,29 +61,54 @@ const messageOf = (property: TSchema, name: string): string => {
   return message;
 };
 
+/** How a body's problems are gathered, beyond its declaration. */
+export interface BodyRules {
+  /** Unknown fields listed after the declared ones (they come first unless this is set). */
+  unknownLast?: boolean;
+  /**
+   * Rules across fields: a message by field, taking the place of the field's own check when the
+   * field is given (a delimiter given with an NDJSON format is refused as such, whatever it is).
+   */
+  across?: (body: Readonly<Record<string, unknown>>) => Readonly<Record<string, string | undefined>>;
+}
+
 /**
  * A body checked against its declaration: every problem, or the value with the declared defaults
- * filled in. Unknown fields come first, then the properties in their declared order.
+ * filled in. Unknown fields are refused when the declaration says `additionalProperties: false`
+ * (else left out of the value); they come first, then the properties in their declared order.
  */
-export function checkBody<T extends TObject>(schema: T, body: unknown): Checked<Static<T>> {
+export function checkBody<T extends TObject>(
+  schema: T,
+  body: unknown,
+  rules: BodyRules = {},
+): Checked<Static<T>> {
   const messages = { ...DEFAULT_MESSAGES, ...(schema as { errorMessage?: BodyMessages }).errorMessage };
   if (!isObject(body)) return { ok: false, errors: [{ field: null, message: messages.type }] };
   const properties: Record<string, TSchema> = schema.properties;
   const required: readonly string[] = schema.required ?? [];
-  const errors: FieldError[] = Object.keys(body)
-    .filter((name) => !Object.hasOwn(properties, name))
-    .map((field) => ({ field, message: messages.unknown }));
+  const unknown: FieldError[] =
+    (schema as { additionalProperties?: unknown }).additionalProperties === false
+      ? Object.keys(body)
+          .filter((name) => !Object.hasOwn(properties, name))
+          .map((field) => ({ field, message: messages.unknown }))
+      : [];
+  const across = rules.across?.(body) ?? {};
+  const errors: FieldError[] = rules.unknownLast ? [] : unknown;
   const value: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(properties)) {
+    const acrossMessage = Object.hasOwn(across, name) ? across[name] : undefined;
     if (!Object.hasOwn(body, name) || body[name] === undefined) {
       if (required.includes(name)) errors.push({ field: name, message: messages.required });
       else if ('default' in property) value[name] = structuredClone(property.default);
+    } else if (acrossMessage !== undefined) {
+      errors.push({ field: name, message: acrossMessage });
     } else if (checkerOf(property)(body[name])) {
       value[name] = body[name];
     } else {
       errors.push({ field: name, message: messageOf(property, name) });
     }
   }
+  if (rules.unknownLast) errors.push(...unknown);
   if (errors.length > 0) return { ok: false, errors };
   const least = (schema as { minProperties?: number }).minProperties;
   if (least !== undefined && Object.keys(body).length < least) {

@@ -14,6 +14,8 @@ export interface RouteSchema {
   summary: string;
   description: string;
   body?: TSchema;
+  /** The body's media types, @fastify/swagger's key (JSON alone when absent). */
+  consumes?: string[];
   querystring?: TObject;
   params?: TObject;
 }

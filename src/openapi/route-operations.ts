@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from 'typebox';
 import type { RouteDeclaration } from '../http/route-schema.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
+import { schemaRef } from './json-schema.js';
 import { apiSecurity } from './security.js';
 
 /*
@@ -14,6 +15,10 @@ export interface OperationAnswers {
   /** Header parameters (Idempotency-Key), after the declared ones. */
   parameters?: OpenApiObject[];
   requestExample?: unknown;
+  /** The body shown as this component (the caller lists it) rather than inline. */
+  bodyComponent?: string;
+  /** Who may call it: the API's two schemes unless said otherwise (POST /token: anyone). */
+  security?: OpenApiObject[];
 }
 
 /** A declared schema as the document shows it: without the messages its check reads. */
@@ -53,8 +58,12 @@ export function declaredPaths(
       ...parametersIn('query', schema.querystring),
       ...(answers.parameters ?? []),
     ];
-    const body = schema.body && publicSchema(schema.body);
+    const body =
+      schema.body && (answers.bodyComponent ? schemaRef(answers.bodyComponent) : publicSchema(schema.body));
     const example = answers.requestExample === undefined ? {} : { example: answers.requestExample };
+    const content = Object.fromEntries(
+      (schema.consumes ?? ['application/json']).map((type) => [type, { schema: body, ...example }]),
+    );
     const path = openApiPath(url);
     paths[path] ??= {};
     paths[path][method.toLowerCase()] = {
@@ -62,12 +71,10 @@ export function declaredPaths(
       operationId: schema.operationId,
       summary: schema.summary,
       description: schema.description,
-      security: apiSecurity,
+      security: answers.security ?? apiSecurity,
       ...(bodyLimit === undefined ? {} : { 'x-body-limit': bodyLimit }),
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: body, ...example } } } }
-        : {}),
+      ...(body ? { requestBody: { required: true, content } } : {}),
       responses: answers.responses,
     };
   }

@@ -1,22 +1,13 @@
 import { oauthProblems } from '../http/problems.js';
+import { tokenRequestBody, tokenRoute } from '../routes/token/token-schema.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { responseRef, schemaRef } from './json-schema.js';
+import { declaredPaths, type OperationAnswers, publicSchema } from './route-operations.js';
 import { noSecurity } from './security.js';
 
 /** The bodies of POST /token (RFC 6749 4.4 and 5). */
 export const tokenSchemas: Record<string, JsonSchema> = {
-  TokenRequest: {
-    type: 'object',
-    description:
-      'Client credentials grant. client_id and client_secret go here, or in an Authorization: Basic header ' +
-      '(then not here): one method per request.',
-    required: ['grant_type'],
-    properties: {
-      grant_type: { type: 'string', enum: ['client_credentials'] },
-      client_id: { type: 'string', description: 'the API client id' },
-      client_secret: { type: 'string', description: 'the API client secret', format: 'password' },
-    },
-  },
+  TokenRequest: publicSchema(tokenRequestBody),
   TokenResponse: {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in'],
@@ -56,101 +47,84 @@ const noStore = {
   'Cache-Control': { description: 'no-store (RFC 6749 5.1)', schema: { type: 'string' } },
 };
 
-/** POST /token (extensions.md 2). */
-export const tokenPath: OpenApiObject = {
-  post: {
-    tags: ['Authentication'],
-    operationId: 'createAccessToken',
-    summary: 'Get an access token (OAuth 2.0 client credentials)',
-    description:
-      'Exchanges the client id and secret of an API client for a Bearer access token. Credentials come in a ' +
-      'form or JSON body, or as HTTP Basic. A Subscription-Key header is optional here; when present it must ' +
-      'be valid and belong to the same tenant as the client. Repeated failures are throttled (429).',
-    security: noSecurity,
-    parameters: [
-      {
-        name: 'Subscription-Key',
-        in: 'header',
-        required: false,
-        description: 'optional; checked when present',
-        schema: { type: 'string' },
-      },
-    ],
-    requestBody: {
-      required: true,
+const example = {
+  grant_type: 'client_credentials',
+  client_id: 'cl_0123456789abcdef',
+  client_secret: 'SECRET',
+};
+
+/** What POST /token answers; what it takes is declared on its route. */
+const answers: OperationAnswers = {
+  security: noSecurity,
+  parameters: [
+    {
+      name: 'Subscription-Key',
+      in: 'header',
+      required: false,
+      description: 'optional; checked when present',
+      schema: { type: 'string' },
+    },
+  ],
+  bodyComponent: 'TokenRequest',
+  requestExample: example,
+  responses: {
+    '200': {
+      description: 'An access token.',
+      headers: noStore,
       content: {
-        'application/x-www-form-urlencoded': {
-          schema: schemaRef('TokenRequest'),
-          example: {
-            grant_type: 'client_credentials',
-            client_id: 'cl_0123456789abcdef',
-            client_secret: 'SECRET',
-          },
-        },
         'application/json': {
-          schema: schemaRef('TokenRequest'),
+          schema: schemaRef('TokenResponse'),
           example: {
-            grant_type: 'client_credentials',
-            client_id: 'cl_0123456789abcdef',
-            client_secret: 'SECRET',
+            access_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...',
+            token_type: 'Bearer',
+            expires_in: 3600,
           },
         },
       },
     },
-    responses: {
-      '200': {
-        description: 'An access token.',
-        headers: noStore,
-        content: {
-          'application/json': {
-            schema: schemaRef('TokenResponse'),
-            example: {
-              access_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...',
-              token_type: 'Bearer',
-              expires_in: 3600,
-            },
-          },
+    '400': {
+      description: 'A malformed request, or client credentials refused when sent in the body.',
+      headers: noStore,
+      content: oauthContent({
+        missingGrant: {
+          summary: 'No grant_type',
+          problem: oauthProblems.invalidRequest('grant_type is required'),
         },
-      },
-      '400': {
-        description: 'A malformed request, or client credentials refused when sent in the body.',
-        headers: noStore,
-        content: oauthContent({
-          missingGrant: {
-            summary: 'No grant_type',
-            problem: oauthProblems.invalidRequest('grant_type is required'),
-          },
-          wrongGrant: { summary: 'Another grant type', problem: oauthProblems.unsupportedGrantType() },
-          refused: {
-            summary: 'Wrong client id or secret',
-            problem: oauthProblems.invalidClient('Client authentication failed', false),
-          },
-        }),
-      },
-      '401': {
-        description: 'Client credentials refused when sent with HTTP Basic.',
-        headers: {
-          ...noStore,
-          'WWW-Authenticate': { description: 'Basic challenge', schema: { type: 'string' } },
+        wrongGrant: { summary: 'Another grant type', problem: oauthProblems.unsupportedGrantType() },
+        refused: {
+          summary: 'Wrong client id or secret',
+          problem: oauthProblems.invalidClient('Client authentication failed', false),
         },
-        content: oauthContent({
-          refused: {
-            summary: 'Wrong client id or secret (Basic)',
-            problem: oauthProblems.invalidClient('Client authentication failed', true),
-          },
-        }),
-      },
-      '429': {
-        description: 'Too many failed attempts for this client id or address.',
-        headers: {
-          ...noStore,
-          'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } },
-        },
-        content: oauthContent({
-          throttled: { summary: 'Throttled', problem: oauthProblems.tooManyFailures(42) },
-        }),
-      },
-      '500': responseRef('ServerError'),
+      }),
     },
+    '401': {
+      description: 'Client credentials refused when sent with HTTP Basic.',
+      headers: {
+        ...noStore,
+        'WWW-Authenticate': { description: 'Basic challenge', schema: { type: 'string' } },
+      },
+      content: oauthContent({
+        refused: {
+          summary: 'Wrong client id or secret (Basic)',
+          problem: oauthProblems.invalidClient('Client authentication failed', true),
+        },
+      }),
+    },
+    '429': {
+      description: 'Too many failed attempts for this client id or address.',
+      headers: {
+        ...noStore,
+        'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } },
+      },
+      content: oauthContent({
+        throttled: { summary: 'Throttled', problem: oauthProblems.tooManyFailures(42) },
+      }),
+    },
+    '500': responseRef('ServerError'),
   },
 };
+
+/** POST /token (extensions.md 2). */
+export const tokenPath: OpenApiObject = declaredPaths([tokenRoute], { createAccessToken: answers })[
+  tokenRoute.url
+]!;

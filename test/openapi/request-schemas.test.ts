@@ -5,6 +5,7 @@ import { checkBody } from '../../src/fields/body-check.js';
 import type { RouteDeclaration } from '../../src/http/route-schema.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
+import { tokenRequestBody } from '../../src/routes/token/token-schema.js';
 import { deliveryStateRoutes } from '../../src/routes/v1/delivery-state-schemas.js';
 import { webhookRoutes } from '../../src/routes/v1/webhook-schemas.js';
 
@@ -34,6 +35,15 @@ describe('request schemas declared once on the routes', () => {
         if (schema.operationId === 'replayWebhook') continue; // checked against the endpoint itself
         assert.equal(typeof (property as any).errorMessage, 'string', `${schema.operationId} ${name}`);
       }
+    }
+  });
+
+  test("POST /token's body is the document's TokenRequest, in form and JSON", () => {
+    assert.deepEqual(doc.components.schemas.TokenRequest, publicSchema(tokenRequestBody));
+    const content = doc.paths['/token'].post.requestBody.content;
+    assert.deepEqual(Object.keys(content), ['application/x-www-form-urlencoded', 'application/json']);
+    for (const type of Object.keys(content)) {
+      assert.deepEqual(content[type].schema, { $ref: '#/components/schemas/TokenRequest' });
     }
   });
 
@@ -79,6 +89,37 @@ describe('checkBody', () => {
     assert.deepEqual(checkBody(body, { name: 'abc', code: 'cc' }), {
       ok: true,
       value: { name: 'abc', size: 7, code: 'cc' },
+    });
+  });
+
+  test('unknown fields may come last; without additionalProperties: false they are left out', () => {
+    assert.deepEqual(checkBody(body, { extra: 1, size: 0 }, { unknownLast: true }), {
+      ok: false,
+      errors: [
+        { field: 'name', message: 'Field is required' },
+        { field: 'size', message: 'Bad size' },
+        { field: 'extra', message: 'Unknown field' },
+      ],
+    });
+    const open = Type.Object({ name: Type.String({ errorMessage: 'Bad name' }) });
+    assert.deepEqual(checkBody(open, { name: 'a', extra: 1 }), { ok: true, value: { name: 'a' } });
+  });
+
+  test("a rule across fields takes the place of a given field's own check", () => {
+    const across = (given: Readonly<Record<string, unknown>>) => ({
+      code: given.name === 'ab' ? 'No code with ab' : undefined,
+    });
+    assert.deepEqual(checkBody(body, { name: 'ab', code: 'cc' }, { across }), {
+      ok: false,
+      errors: [{ field: 'code', message: 'No code with ab' }],
+    });
+    assert.deepEqual(checkBody(body, { name: 'ab' }, { across }), {
+      ok: true,
+      value: { name: 'ab', size: 7 },
+    });
+    assert.deepEqual(checkBody(body, { name: 'x', code: 'x' }, { across }), {
+      ok: false,
+      errors: [{ field: 'code', message: 'Bad code' }],
     });
   });
 

@@ -1,4 +1,6 @@
+import { checkBody } from '../../fields/body-check.js';
 import { oauthProblems } from '../../http/problems.js';
+import { tokenRequestBody } from './token-schema.js';
 
 /** What a POST /token request asks for, read from its body and Authorization header. */
 export interface TokenRequest {
@@ -9,29 +11,43 @@ export interface TokenRequest {
   viaBasic: boolean;
 }
 
-const NAMES = ['grant_type', 'client_id', 'client_secret'] as const;
-type Name = (typeof NAMES)[number];
+const NAMES = Object.keys(tokenRequestBody.properties) as Name[];
+type Name = keyof typeof tokenRequestBody.properties;
 
-/** RFC 6749 3.2: no parameter twice; a parameter without a value counts as omitted. */
+/**
+ * The body's parameters, checked by its declaration (src/routes/token/token-schema.ts). RFC 6749 3.2:
+ * no parameter twice; a parameter without a value counts as omitted; others are ignored. The first
+ * problem is the answer (RFC 6749 5.2 has one error_description).
+ */
 function bodyParameters(body: unknown): Partial<Record<Name, string>> {
-  const parameters: Partial<Record<Name, string>> = {};
-  if (body === undefined || body === null) return parameters;
+  if (body === undefined || body === null) return {};
+  let given = body;
   if (body instanceof URLSearchParams) {
+    const form: Record<string, string> = {};
     for (const name of NAMES) {
       const values = body.getAll(name);
       if (values.length > 1) throw oauthProblems.invalidRequest(`${name} must not be repeated`);
-      if (values[0]) parameters[name] = values[0];
+      if (values[0] !== undefined) form[name] = values[0];
     }
-    return parameters;
+    given = form;
   }
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw oauthProblems.invalidRequest('The request body must be a form or a JSON object');
-  }
+  const present =
+    typeof given === 'object' && !Array.isArray(given)
+      ? Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null && value !== ''))
+      : given;
+  const checked = checkBody(tokenRequestBody, present);
+  // grant_type missing or naming another grant is answered after the client's credentials are read.
+  const grant = (present as Record<string, unknown>).grant_type;
+  const refused = checked.ok
+    ? undefined
+    : checked.errors.find(
+        ({ field }) => field !== 'grant_type' || !(grant === undefined || typeof grant === 'string'),
+      );
+  if (refused) throw oauthProblems.invalidRequest(refused.message);
+  const parameters: Partial<Record<Name, string>> = {};
   for (const name of NAMES) {
-    const value = (body as Record<string, unknown>)[name];
-    if (value === undefined || value === null || value === '') continue;
-    if (typeof value !== 'string') throw oauthProblems.invalidRequest(`${name} must be a string`);
-    parameters[name] = value;
+    const value = (present as Record<string, unknown>)[name];
+    if (typeof value === 'string') parameters[name] = value;
   }
   return parameters;
 }

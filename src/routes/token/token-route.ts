@@ -6,7 +6,9 @@ import type { Attempt, FailureThrottle } from '../../auth/failure-throttle.js';
 import { HashingBusy } from '../../auth/hashing-gate.js';
 import type { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
 import { HttpProblem, OAuthProblem, oauthProblems } from '../../http/problems.js';
+import { checkedByHandler } from '../../http/route-schema.js';
 import { readTokenRequest } from './token-route-request.js';
+import { GRANT_TYPE, GRANT_TYPE_REQUIRED, tokenRoute } from './token-schema.js';
 
 export interface TokenRouteDeps {
   clients: ApiClientVerifier;
@@ -61,10 +63,14 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
       return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
     });
 
-    scope.post('/token', { bodyLimit: BODY_LIMIT }, async (request, reply) => {
+    // The body is checked by the handler: its refusals are RFC 6749's, one at a time, in their order.
+    const route = { bodyLimit: BODY_LIMIT, schema: tokenRoute.schema, validatorCompiler: checkedByHandler };
+    scope.post(tokenRoute.url, route, async (request, reply) => {
       const asked = readTokenRequest(request.body, request.headers.authorization);
-      if (asked.grantType === undefined) throw oauthProblems.invalidRequest('grant_type is required');
-      if (asked.grantType !== 'client_credentials') throw oauthProblems.unsupportedGrantType();
+      if (asked.grantType === undefined) {
+        throw oauthProblems.invalidRequest(GRANT_TYPE_REQUIRED);
+      }
+      if (asked.grantType !== GRANT_TYPE) throw oauthProblems.unsupportedGrantType();
       const { clientId, clientSecret, viaBasic } = asked;
       if (clientId === undefined || clientSecret === undefined) {
         throw oauthProblems.invalidClient(
