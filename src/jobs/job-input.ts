@@ -1,9 +1,12 @@
+import Type from 'typebox';
+import { type Checked, checkBody } from '../fields/body-check.js';
 import { batchResources } from '../resources/index.js';
 
 /*
- * The body of POST /v1/jobs (extensions.md 12), checked before anything is written: every problem
- * named by its field, in the read side's 400 shape (section 6); an unknown field is refused, so a
- * misspelt "onInvalid" never leaves the default in place.
+ * The body of POST /v1/jobs (extensions.md 12), declared once: the route takes the schema, its check
+ * (checkBody) runs before anything is written, and the OpenAPI document reads it. Every problem is
+ * named by its field, in the read side's 400 shape (section 6), unknown fields last; an unknown field
+ * is refused, so a misspelt "onInvalid" never leaves the default in place.
  */
 
 export const JOB_RESOURCES: readonly string[] = batchResources.map((resource) => resource.name);
@@ -36,50 +39,57 @@ export interface JobInput {
   delimiter: string;
 }
 
-export interface JobFieldError {
-  field: string | null;
-  message: string;
+const m = jobInputMessages;
+
+/** POST /v1/jobs. */
+export const createJobBody = Type.Object(
+  {
+    resource: Type.Enum([...JOB_RESOURCES], {
+      description: 'the batch resource whose rows the file holds',
+      errorMessage: m.resource,
+    }),
+    format: Type.Enum([...FORMATS], {
+      description: 'deliveries: ndjson only (their items do not fit a CSV row)',
+      errorMessage: m.format,
+    }),
+    on_invalid: Type.Optional(
+      Type.Enum([...ON_INVALID], {
+        default: 'reject',
+        description: 'reject: one invalid row and nothing is written; skip: the valid rows are written',
+        errorMessage: m.onInvalid,
+      }),
+    ),
+    delimiter: Type.Optional(
+      Type.Enum([...DELIMITERS], { default: ',', description: 'CSV only', errorMessage: m.delimiter }),
+    ),
+  },
+  { additionalProperties: false, errorMessage: { type: m.object, unknown: m.unknown, required: m.required } },
+);
+
+/** The rules across fields: a resource whose items do not fit a CSV row, a delimiter of NDJSON. */
+function acrossFields(given: Readonly<Record<string, unknown>>): Record<string, string | undefined> {
+  const { resource, format } = given;
+  return {
+    format:
+      format === 'csv' && typeof resource === 'string' && NDJSON_ONLY.has(resource)
+        ? m.ndjsonOnly(resource)
+        : undefined,
+    delimiter: format === 'ndjson' ? m.delimiterCsvOnly : undefined,
+  };
 }
 
-const FIELDS = ['resource', 'format', 'on_invalid', 'delimiter'];
-
-const oneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
-  typeof value === 'string' && (values as readonly string[]).includes(value);
-
 /** The body checked: the job to create, or every problem. */
-export function checkJobInput(
-  body: unknown,
-): { ok: true; value: JobInput } | { ok: false; errors: JobFieldError[] } {
-  const m = jobInputMessages;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return { ok: false, errors: [{ field: null, message: m.object }] };
-  }
-  const given = body as Record<string, unknown>;
-  const errors: JobFieldError[] = [];
-  const { resource, format, on_invalid: onInvalid = 'reject', delimiter } = given;
-  if (resource === undefined) errors.push({ field: 'resource', message: m.required });
-  else if (!oneOf(JOB_RESOURCES, resource)) errors.push({ field: 'resource', message: m.resource });
-  if (format === undefined) errors.push({ field: 'format', message: m.required });
-  else if (!oneOf(FORMATS, format)) errors.push({ field: 'format', message: m.format });
-  else if (format === 'csv' && typeof resource === 'string' && NDJSON_ONLY.has(resource)) {
-    errors.push({ field: 'format', message: m.ndjsonOnly(resource) });
-  }
-  if (!oneOf(ON_INVALID, onInvalid)) errors.push({ field: 'on_invalid', message: m.onInvalid });
-  if (delimiter !== undefined) {
-    if (format === 'ndjson') errors.push({ field: 'delimiter', message: m.delimiterCsvOnly });
-    else if (!oneOf(DELIMITERS, delimiter)) errors.push({ field: 'delimiter', message: m.delimiter });
-  }
-  for (const name of Object.keys(given)) {
-    if (!FIELDS.includes(name)) errors.push({ field: name, message: m.unknown });
-  }
-  if (errors.length > 0) return { ok: false, errors };
+export function checkJobInput(body: unknown): Checked<JobInput> {
+  const checked = checkBody(createJobBody, body, { unknownLast: true, across: acrossFields });
+  if (!checked.ok) return checked;
+  const { resource, format, on_invalid: onInvalid, delimiter } = checked.value;
   return {
     ok: true,
     value: {
-      resource: resource as string,
-      format: format as JobInput['format'],
-      onInvalid: onInvalid as JobInput['onInvalid'],
-      delimiter: format === 'csv' ? ((delimiter as string | undefined) ?? ',') : '',
+      resource,
+      format,
+      onInvalid: onInvalid ?? 'reject',
+      delimiter: format === 'csv' ? (delimiter ?? ',') : '',
     },
   };
 }

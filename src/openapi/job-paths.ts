@@ -1,7 +1,7 @@
-import { MAX_COLUMNS } from '../jobs/file-rows.js';
 import { DELIMITERS, FORMATS, JOB_RESOURCES, jobInputMessages, ON_INVALID } from '../jobs/job-input.js';
 import { JOB_NOT_FOUND } from '../jobs/job-refusal.js';
 import { MAX_PART_BYTES, MAX_PARTS } from '../jobs/jobs.js';
+import { jobRoutes } from '../routes/v1/job-schemas.js';
 import { JOB_STATES } from '../sql/jobs.js';
 import { bodyTooLargeResponse } from './errors.js';
 import { idempotencyKeyHeader, idempotencyResponses, replayedHeader } from './idempotency.js';
@@ -11,19 +11,16 @@ import {
   commonResponses,
   DATE_TIME,
   fieldErrorsResponse,
-  idParameter,
   json,
-  managementOperation,
   problemResponse,
 } from './management-operations.js';
+import { declaredPaths, type OperationAnswers } from './route-operations.js';
 
 /*
  * Bulk jobs (extensions.md 12): the endpoints, the job's shape and the results' line shape, from the
  * same declarations the service checks with.
  */
 
-const JOBS = '/v1/jobs';
-const ONE = `${JOBS}/{id}`;
 const nullableDateTime = { anyOf: [DATE_TIME, { type: 'null' }] };
 const count = { type: 'integer', minimum: 0 };
 const exampleId = 'job_3c1f9a0b7e6d5c4b3a291807';
@@ -110,228 +107,134 @@ export function jobSchemas(): Record<string, JsonSchema> {
 const notFound = problemResponse('The tenant has no job of this id.', 404, JOB_NOT_FOUND);
 const wrongState = (description: string, message: string) => problemResponse(description, 409, message);
 const common = commonResponses;
-const operation = managementOperation('Bulk jobs');
 const jobAnswer = (description: string, example: unknown = exampleJob) => ({
   description,
   headers: replayedHeader,
   content: json(schemaRef('Job'), example),
 });
 
-const createBody = {
-  type: 'object',
-  required: ['resource', 'format'],
-  properties: {
-    resource: { enum: [...JOB_RESOURCES], description: 'the batch resource whose rows the file holds' },
-    format: { enum: [...FORMATS], description: 'deliveries: ndjson only (their items do not fit a CSV row)' },
-    on_invalid: {
-      enum: [...ON_INVALID],
-      default: 'reject',
-      description: 'reject: one invalid row and nothing is written; skip: the valid rows are written',
+const emptyRows = { received: 0, invalid: 0, created: 0, updated: 0, ignored: 0 };
+
+/** What each job operation answers; what it takes is declared on its route. */
+const answers: Record<string, OperationAnswers> = {
+  createJob: {
+    parameters: [idempotencyKeyHeader],
+    requestExample: { resource: 'prices', format: 'csv', on_invalid: 'reject' },
+    responses: {
+      '201': jobAnswer('The job, open for its parts.', {
+        ...exampleJob,
+        state: 'open',
+        rows: emptyRows,
+        parts: { count: 0, bytes: 0 },
+        completed_at: null,
+      }),
+      '400': fieldErrorsResponse('A field refused.', 'format', jobInputMessages.format),
+      ...idempotencyResponses,
+      ...common,
     },
-    delimiter: { enum: [...DELIMITERS], default: ',', description: 'CSV only' },
   },
-  additionalProperties: false,
+  listJobs: {
+    responses: {
+      '200': {
+        description: 'The jobs.',
+        content: json(
+          {
+            type: 'object',
+            required: ['data'],
+            properties: { data: { type: 'array', items: schemaRef('Job') } },
+          },
+          { data: [exampleJob] },
+        ),
+      },
+      '400': { description: 'A limit out of range.', content: json(schemaRef('ParameterErrors')) },
+      ...common,
+    },
+  },
+  getJob: { responses: { '200': jobAnswer('The job.'), '404': notFound, ...common } },
+  putJobPart: {
+    responses: {
+      '200': {
+        description: 'The part is stored.',
+        content: json(
+          {
+            type: 'object',
+            required: ['part', 'bytes'],
+            properties: { part: { type: 'integer' }, bytes: count },
+            additionalProperties: false,
+          },
+          { part: 1, bytes: 52_428_800 },
+        ),
+      },
+      '400': fieldErrorsResponse(
+        'A part number out of range.',
+        'part',
+        `Must be a whole number from 1 to ${MAX_PARTS}`,
+      ),
+      '404': notFound,
+      '409': wrongState(
+        'The job is not open.',
+        "The job's state is queued: parts are taken only while it is open",
+      ),
+      '413': bodyTooLargeResponse(MAX_PART_BYTES),
+      ...common,
+    },
+  },
+  completeJob: {
+    parameters: [idempotencyKeyHeader],
+    responses: {
+      '202': jobAnswer('The job, queued.', { ...exampleJob, state: 'queued', rows: emptyRows }),
+      '400': problemResponse(
+        'The job has no part 1, or a gap in its part numbers.',
+        400,
+        'The job has no part 2: parts are numbered from 1 without a gap',
+      ),
+      '404': notFound,
+      '409': wrongState(
+        'The job is not open.',
+        "The job's state is queued: only an open job can be completed",
+      ),
+      ...idempotencyResponses,
+      ...common,
+    },
+  },
+  abortJob: {
+    parameters: [idempotencyKeyHeader],
+    responses: {
+      '200': jobAnswer('The job, aborted.', {
+        ...exampleJob,
+        state: 'aborted',
+        finished_at: '2026-11-25T02:01:00',
+      }),
+      '404': notFound,
+      '409': wrongState(
+        'The job began writing, or has finished.',
+        "The job's state is writing: only a job that has not begun writing can be aborted",
+      ),
+      ...idempotencyResponses,
+      ...common,
+    },
+  },
+  getJobResults: {
+    responses: {
+      '200': {
+        description: 'The rows of that outcome, one JSON object a line.',
+        content: {
+          'application/x-ndjson': {
+            schema: {
+              type: 'string',
+              description: 'one JobResultLine (components/schemas) per line, each line ending in a newline',
+            },
+            example:
+              '{"line":17,"key":{"product_code":"P-9","price_list":"L1"},"errors":[{"field":"price","message":"Field is required"}]}\n',
+          },
+        },
+      },
+      '400': { description: 'An unknown outcome.', content: json(schemaRef('ParameterErrors')) },
+      '404': notFound,
+      ...common,
+    },
+  },
 };
 
-export function jobPaths(): Record<string, OpenApiObject> {
-  return {
-    [JOBS]: {
-      post: operation(
-        'createJob',
-        'Create a bulk job',
-        'A file of any size for one batch resource, CSV (a header row naming the batch fields, in any order; an empty cell is an absent value; RFC 4180 quoting; UTF-8) or NDJSON (one batch object a line). Send it in parts, then complete: every row is checked by the rules and messages of its batch endpoint, then written in file order in transactions of at most 10,000 rows.',
-        {
-          parameters: [idempotencyKeyHeader],
-          requestBody: {
-            required: true,
-            content: json(createBody, { resource: 'prices', format: 'csv', on_invalid: 'reject' }),
-          },
-          responses: {
-            '201': jobAnswer('The job, open for its parts.', {
-              ...exampleJob,
-              state: 'open',
-              rows: { received: 0, invalid: 0, created: 0, updated: 0, ignored: 0 },
-              parts: { count: 0, bytes: 0 },
-              completed_at: null,
-            }),
-            '400': fieldErrorsResponse('A field refused.', 'format', jobInputMessages.format),
-            ...idempotencyResponses,
-            ...common,
-          },
-        },
-      ),
-      get: operation('listJobs', 'List bulk jobs', "The tenant's jobs, newest first.", {
-        parameters: [
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The jobs.',
-            content: json(
-              {
-                type: 'object',
-                required: ['data'],
-                properties: { data: { type: 'array', items: schemaRef('Job') } },
-              },
-              { data: [exampleJob] },
-            ),
-          },
-          '400': { description: 'A limit out of range.', content: json(schemaRef('ParameterErrors')) },
-          ...common,
-        },
-      }),
-    },
-    [ONE]: {
-      get: operation('getJob', 'One bulk job', 'The job, its state and its counts as they grow.', {
-        parameters: [idParameter],
-        responses: { '200': jobAnswer('The job.'), '404': notFound, ...common },
-      }),
-    },
-    [`${ONE}/parts/{part}`]: {
-      put: operation(
-        'putJobPart',
-        'Send a part of the file',
-        `The bytes of part n (1 to ${MAX_PARTS}) of the file, at most ${MAX_PART_BYTES} bytes (100 MiB), stored as they arrive. The parts in number order are the file: a CSV's header row opens part 1, and a part may end mid-row. Sending a part again replaces it; a part whose upload stops halfway leaves the part as it was. Only while the job is open. A header row of more than ${MAX_COLUMNS} columns, a quote never closed, a row longer than the longest allowed or bytes that are not UTF-8 fail the job with a message.`,
-        {
-          parameters: [
-            idParameter,
-            {
-              name: 'part',
-              in: 'path',
-              required: true,
-              schema: { type: 'integer', minimum: 1, maximum: MAX_PARTS },
-            },
-          ],
-          requestBody: {
-            required: true,
-            content: {
-              'text/csv': { schema: { type: 'string' } },
-              'application/x-ndjson': { schema: { type: 'string' } },
-            },
-          },
-          responses: {
-            '200': {
-              description: 'The part is stored.',
-              content: json(
-                {
-                  type: 'object',
-                  required: ['part', 'bytes'],
-                  properties: { part: { type: 'integer' }, bytes: count },
-                  additionalProperties: false,
-                },
-                { part: 1, bytes: 52_428_800 },
-              ),
-            },
-            '400': fieldErrorsResponse(
-              'A part number out of range.',
-              'part',
-              `Must be a whole number from 1 to ${MAX_PARTS}`,
-            ),
-            '404': notFound,
-            '409': wrongState(
-              'The job is not open.',
-              "The job's state is queued: parts are taken only while it is open",
-            ),
-            '413': bodyTooLargeResponse(MAX_PART_BYTES),
-            ...common,
-          },
-        },
-      ),
-    },
-    [`${ONE}/complete`]: {
-      post: operation(
-        'completeJob',
-        'Complete the upload',
-        'The parts are the whole file: the job is queued, then checked and written in the background. A tenant runs one job at a time, and jobs take turns with batch uploads.',
-        {
-          parameters: [idParameter, idempotencyKeyHeader],
-          responses: {
-            '202': jobAnswer('The job, queued.', {
-              ...exampleJob,
-              state: 'queued',
-              rows: { received: 0, invalid: 0, created: 0, updated: 0, ignored: 0 },
-            }),
-            '400': problemResponse(
-              'The job has no part 1, or a gap in its part numbers.',
-              400,
-              'The job has no part 2: parts are numbered from 1 without a gap',
-            ),
-            '404': notFound,
-            '409': wrongState(
-              'The job is not open.',
-              "The job's state is queued: only an open job can be completed",
-            ),
-            ...idempotencyResponses,
-            ...common,
-          },
-        },
-      ),
-    },
-    [`${ONE}/abort`]: {
-      post: operation(
-        'abortJob',
-        'Abort a job',
-        'While it is open, queued or validating (nothing written yet); its parts are removed.',
-        {
-          parameters: [idParameter, idempotencyKeyHeader],
-          responses: {
-            '200': jobAnswer('The job, aborted.', {
-              ...exampleJob,
-              state: 'aborted',
-              finished_at: '2026-11-25T02:01:00',
-            }),
-            '404': notFound,
-            '409': wrongState(
-              'The job began writing, or has finished.',
-              "The job's state is writing: only a job that has not begun writing can be aborted",
-            ),
-            ...idempotencyResponses,
-            ...common,
-          },
-        },
-      ),
-    },
-    [`${ONE}/results`]: {
-      get: operation(
-        'getJobResults',
-        "A job's results",
-        'NDJSON, one JobResultLine per row of the outcome asked, in line order; the results so far while the job runs. Kept 7 days after the job finished.',
-        {
-          parameters: [
-            idParameter,
-            {
-              name: 'outcome',
-              in: 'query',
-              required: false,
-              schema: { enum: ['failed', 'created', 'updated', 'ignored'], default: 'failed' },
-            },
-          ],
-          responses: {
-            '200': {
-              description: 'The rows of that outcome, one JSON object a line.',
-              content: {
-                'application/x-ndjson': {
-                  schema: {
-                    type: 'string',
-                    description:
-                      'one JobResultLine (components/schemas) per line, each line ending in a newline',
-                  },
-                  example:
-                    '{"line":17,"key":{"product_code":"P-9","price_list":"L1"},"errors":[{"field":"price","message":"Field is required"}]}\n',
-                },
-              },
-            },
-            '400': { description: 'An unknown outcome.', content: json(schemaRef('ParameterErrors')) },
-            '404': notFound,
-            ...common,
-          },
-        },
-      ),
-    },
-  };
-}
+/** The bulk jobs' operations: their routes' declarations and their answers. */
+export const jobPaths = (): Record<string, OpenApiObject> => declaredPaths(Object.values(jobRoutes), answers);

@@ -1,10 +1,9 @@
-import type { JsonSchema, OpenApiObject } from './json-schema.js';
+import type { JsonSchema } from './json-schema.js';
 import { responseRef, schemaRef } from './json-schema.js';
-import { apiSecurity } from './security.js';
 
 /*
- * What the paths of the management APIs (webhooks, extensions.md 11; bulk jobs, 12) share: the shape
- * of an operation, its common answers, a JSON content, the refusals' bodies, the {id} parameter.
+ * What the paths of the management APIs (webhooks, extensions.md 11; bulk jobs, 12) share: common
+ * answers, a JSON content, the refusals' bodies.
  */
 
 /** A timestamp as the management APIs write it (UTC, to the second). */
@@ -32,16 +31,3 @@ export const commonResponses = {
   '429': responseRef('TooManyRequests'),
   '500': responseRef('ServerError'),
 };
-
-export const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-
-/** An operation of the API under `tag`, behind the API's security. */
-export const managementOperation =
-  (tag: string) => (operationId: string, summary: string, description: string, rest: OpenApiObject) => ({
-    tags: [tag],
-    operationId,
-    summary,
-    description,
-    security: apiSecurity,
-    ...rest,
-  });

@@ -7,10 +7,15 @@ import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
 import { tokenRequestBody } from '../../src/routes/token/token-schema.js';
 import { deliveryStateRoutes } from '../../src/routes/v1/delivery-state-schemas.js';
+import { jobRoutes } from '../../src/routes/v1/job-schemas.js';
 import { webhookRoutes } from '../../src/routes/v1/webhook-schemas.js';
 
 const doc: any = buildOpenApiDocument();
-const declared: RouteDeclaration[] = [...Object.values(webhookRoutes), ...Object.values(deliveryStateRoutes)];
+const declared: RouteDeclaration[] = [
+  ...Object.values(webhookRoutes),
+  ...Object.values(deliveryStateRoutes),
+  ...Object.values(jobRoutes),
+];
 
 describe('request schemas declared once on the routes', () => {
   test('every declared body, query and path parameter is what the document shows', () => {
@@ -18,7 +23,8 @@ describe('request schemas declared once on the routes', () => {
       const operation = doc.paths[openApiPath(url)]?.[method.toLowerCase()];
       assert.ok(operation, `${method} ${url} is documented`);
       assert.equal(operation.operationId, schema.operationId);
-      const body = operation.requestBody?.content['application/json'].schema;
+      const media = schema.consumes?.[0] ?? 'application/json';
+      const body = operation.requestBody?.content[media].schema;
       assert.deepEqual(body, schema.body && publicSchema(schema.body), `${schema.operationId} body`);
       const named = (where: string) =>
         (operation.parameters ?? []).filter((p: any) => p.in === where).map((p: any) => p.name);

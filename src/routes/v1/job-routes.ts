@@ -6,6 +6,7 @@ import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import { answerKeyedPost, sendAnswer } from '../../http/keyed-reply.js';
 import { HttpProblem, problems } from '../../http/problems.js';
+import { checkedByHandler } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import { checkJobInput } from '../../jobs/job-input.js';
 import { JobRefusal, jobNotFound } from '../../jobs/job-refusal.js';
@@ -18,20 +19,21 @@ import {
   receivePart,
   showJob,
 } from '../../jobs/jobs.js';
-import { checkQuery, type ParamRule } from '../../read/query-params.js';
+import { checkQuery } from '../../read/query-params.js';
 import { selectResultBlocks } from '../../sql/job-results.js';
 import { jobState, selectJobs } from '../../sql/jobs.js';
+import {
+  jobRoutes as declared,
+  JOBS_PATH,
+  LIST_QUERY,
+  RESULT_OUTCOMES,
+  RESULTS_QUERY,
+} from './job-schemas.js';
 
-export const JOBS_PATH = '/v1/jobs';
+export { JOBS_PATH, RESULT_OUTCOMES };
+
 /** The job's body is a few small fields. */
 const BODY_LIMIT = 4 * 1024;
-export const RESULT_OUTCOMES = ['failed', 'created', 'updated', 'ignored'] as const;
-const LIST_QUERY: Readonly<Record<string, ParamRule>> = {
-  limit: { kind: 'integer', min: 1, max: 100, default: 20 },
-};
-const RESULTS_QUERY: Readonly<Record<string, ParamRule>> = {
-  outcome: { kind: 'choice', values: RESULT_OUTCOMES, default: 'failed' },
-};
 /** Result blocks read per query while streaming the results (each up to 10,000 lines). */
 const RESULT_BLOCKS_PER_READ = 4;
 
@@ -63,8 +65,10 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
     bodyLimit: BODY_LIMIT,
     config: { rawJsonFrom: 0 },
     onRequest: [deps.authenticate, checkIdempotencyKey],
+    // Checked by the handler against the declarations, inside the Idempotency-Key's work.
+    validatorCompiler: checkedByHandler,
   };
-  const plain = { onRequest: deps.authenticate };
+  const plain = { onRequest: deps.authenticate, validatorCompiler: checkedByHandler };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
   const bytesOf = (request: FastifyRequest) =>
     request.body instanceof RawJson ? request.body.bytes : undefined;
@@ -74,7 +78,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
   ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
 
-  app.post(JOBS_PATH, keyed, async (request, reply) => {
+  app.post(JOBS_PATH, { ...keyed, schema: declared.create.schema }, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       let body: unknown;
       try {
@@ -89,17 +93,19 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
     return sendAnswer(reply, answer, replayed);
   });
 
-  app.get(JOBS_PATH, plain, async (request) => {
+  app.get(JOBS_PATH, { ...plain, schema: declared.list.schema }, async (request) => {
     const checked = checkQuery(LIST_QUERY, request.query);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const rows = await selectJobs(db, request.tenantId, checked.values.limit as number);
     return { data: rows.map(presentJob) };
   });
 
-  app.get(`${JOBS_PATH}/:id`, plain, async (request) => showJob(db, request.tenantId, idOf(request)));
+  app.get(declared.get.url, { ...plain, schema: declared.get.schema }, async (request) =>
+    showJob(db, request.tenantId, idOf(request)),
+  );
 
   // A completion's answer is kept for its Idempotency-Key: a retry gets the same 202, not a 409.
-  app.post(`${JOBS_PATH}/:id/complete`, keyed, async (request, reply) => {
+  app.post(declared.complete.url, { ...keyed, schema: declared.complete.schema }, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       return async (q) => json(202, await finishUpload(q, request.tenantId, idOf(request)));
     });
@@ -107,14 +113,14 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
     return sendAnswer(reply, answer, replayed);
   });
 
-  app.post(`${JOBS_PATH}/:id/abort`, keyed, async (request, reply) => {
+  app.post(declared.abort.url, { ...keyed, schema: declared.abort.schema }, async (request, reply) => {
     const { answer, replayed } = await answerPost(request, async () => {
       return async (q) => json(200, await cancelJob(q, request.tenantId, idOf(request)));
     });
     return sendAnswer(reply, answer, replayed);
   });
 
-  app.get(`${JOBS_PATH}/:id/results`, plain, async (request, reply) => {
+  app.get(declared.results.url, { ...plain, schema: declared.results.schema }, async (request, reply) => {
     const checked = checkQuery(RESULTS_QUERY, request.query);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const id = idOf(request);
@@ -128,7 +134,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
   app.register(async (parts) => {
     parts.removeAllContentTypeParsers();
     parts.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    parts.put(`${JOBS_PATH}/:id/parts/:part`, plain, async (request) => {
+    parts.put(declared.putPart.url, { ...plain, schema: declared.putPart.schema }, async (request) => {
       const given = (request.params as { part: string }).part;
       const part = /^[1-9]\d{0,4}$/.test(given) ? Number(given) : 0;
       if (part < 1 || part > MAX_PARTS) {
