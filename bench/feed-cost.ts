@@ -19,7 +19,7 @@
  * `npm run bench:feed-cost` (`-- --quick`: fewer rounds).
  */
 import { NO_OPTIONS } from '../src/batch/batch-options.js';
-import { checkItems } from '../src/batch/checked-batch.js';
+import { checkItems } from '../src/batch/check-block.js';
 import { migrate } from '../src/db/migrate.js';
 import { PGLITE_STATEMENT_ROWS } from '../src/db/pglite.js';
 import { openPostgres } from '../src/db/postgres.js';

@@ -1,4 +1,4 @@
-import { loadBatch } from '../../src/batch/answer-batch.js';
+import { loadBatch } from '../../src/batch/write-block.js';
 import { deduplicate } from '../../src/batch/prepared-write.js';
 import { validateItems } from '../../src/batch/validate-items.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';

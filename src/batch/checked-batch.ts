@@ -1,19 +1,15 @@
 import type { FieldValue } from '../fields/field.js';
 import { parseJsonBytes } from '../fields/json-text.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
-import { type ArrayRule, BatchArrayRefused, ValidationCrash } from './batch-errors.js';
-import type { BatchOptions } from './batch-options.js';
+import { type ArrayRule, BatchArrayRefused } from './batch-errors.js';
 import type { CheckedBatch } from './checked.js';
-import { checkPlainBatch } from './plain/plain-batch.js';
 import { prepareWrite } from './prepared-write.js';
-import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
-
-export type { CheckedBatch } from './checked.js';
+import type { ValidatedBatch } from './validate-items.js';
 
 /*
- * The check of a batch, one function wherever it runs (on the event loop for a small body, in a worker
- * thread for a large one): the array rules, each item's fields, repeated keys, and what the write and
- * the answer need.
+ * The parts of a batch's check (src/batch/check-block.ts puts them together): the array rules, what
+ * the missing-references query and the answer read of the rows, the keys as sent, and what the
+ * write needs.
  */
 
 /**
@@ -29,7 +25,7 @@ export function arrayRuleBrokenBy(body: unknown, max = MAX_BATCH_ITEMS): ArrayRu
 }
 
 /** The body (its JSON bytes, or already parsed) as the batch's items; throws BatchArrayRefused. */
-function batchItems(body: unknown): unknown[] {
+export function batchItems(body: unknown): unknown[] {
   let parsed = body;
   if (body instanceof Uint8Array) {
     try {
@@ -56,26 +52,6 @@ export function referencedKeysOf(
   const at = resource.reference?.position;
   if (at === undefined) return [];
   return rows.map((row) => row?.[at] as string | undefined);
-}
-
-/** A checked batch's rows as far as the missing-references query reads them (the referring key only). */
-export function referenceRows(resource: BatchResource, checked: CheckedBatch): ValidatedBatch['rows'] {
-  const at = resource.reference?.position;
-  if (at === undefined) return new Array(checked.items).fill(undefined);
-  return checked.referencedKeys.map((key) => {
-    if (key === undefined) return undefined;
-    const row: FieldValue[] = [];
-    row[at] = key;
-    return row;
-  });
-}
-
-/** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
-export function invalidCount(checked: CheckedBatch): number {
-  if (!checked.invalid) return checked.errors.length;
-  let count = 0;
-  for (const flag of checked.invalid) count += flag;
-  return count;
 }
 
 /** `"name":` of each key field: the fixed part of every item's key text. */
@@ -116,7 +92,7 @@ export function sentKeyText(resource: BatchResource, item: Record<string, unknow
  * What a checked batch writes: every row when all items are valid; with on_invalid=skip, the valid
  * items' rows, told which items they are. Nothing when an item is invalid and none may be skipped.
  */
-function writeOf(
+export function writeOf(
   resource: BatchResource,
   batch: ValidatedBatch,
   statementRows: number,
@@ -140,7 +116,7 @@ function writeOf(
 }
 
 /** Per valid item, its key as sent (outcomes=true). */
-function keyTextsOf(
+export function keyTextsOf(
   resource: BatchResource,
   items: readonly unknown[],
   batch: ValidatedBatch,
@@ -150,55 +126,4 @@ function keyTextsOf(
       ? undefined
       : sentKeyText(resource, item as Record<string, unknown>),
   );
-}
-
-/**
- * A batch body checked: the array rules (BatchArrayRefused), then its items (checkItems). `inSlices`:
- * validation gives the event loop a turn between slices; a worker thread checks in one piece.
- */
-export async function checkBatch(
-  resource: BatchResource,
-  body: unknown,
-  statementRows: number,
-  options: BatchOptions,
-  inSlices = true,
-): Promise<CheckedBatch> {
-  // A plain body is checked on its bytes (src/batch/plain/plain-batch.ts); any other, as items.
-  if (body instanceof Uint8Array && !options.outcomes && !options.skipInvalid) {
-    const plain = checkPlainBatch(resource, body, statementRows);
-    if (plain) return plain;
-  }
-  return checkItems(resource, batchItems(body), statementRows, options, inSlices);
-}
-
-/**
- * The batch's items checked: their problems, their invalid items, the keys as sent (outcomes=true,
- * for a batch that writes) and what its write needs. For items already known to be a batch array
- * (the command line's and the demo's).
- */
-export async function checkItems(
-  resource: BatchResource,
-  items: readonly unknown[],
-  statementRows: number,
-  options: Pick<BatchOptions, 'outcomes' | 'skipInvalid'>,
-  inSlices = true,
-): Promise<CheckedBatch> {
-  let batch: ValidatedBatch;
-  try {
-    // In slices, so a large batch does not hold the event loop (other tenants' requests) for its whole check.
-    batch = inSlices
-      ? await validateInSlices(resource, items, options.skipInvalid)
-      : validateItems(resource, items, options.skipInvalid);
-  } catch (error) {
-    throw new ValidationCrash(error);
-  }
-  const writes = !batch.invalid ? batch.errors.length === 0 : batch.invalid.includes(0);
-  return {
-    items: items.length,
-    errors: batch.errors,
-    invalid: batch.invalid,
-    keyTexts: options.outcomes && writes ? keyTextsOf(resource, items, batch) : undefined,
-    write: writeOf(resource, batch, statementRows),
-    referencedKeys: referencedKeysOf(resource, batch.rows),
-  };
 }

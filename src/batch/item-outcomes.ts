@@ -1,4 +1,4 @@
-import type { CheckedBatch } from './checked-batch.js';
+import type { CheckedBatch } from './checked.js';
 import type { PreparedWrite } from './prepared-write.js';
 
 /**

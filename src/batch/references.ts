@@ -48,6 +48,21 @@ export function markUnknownReferences(
   batch.errors.sort((a, b) => a.index - b.index);
 }
 
+/**
+ * The reference rule applied to a batch: its unknown references found (unknownReferences) and named
+ * in its items' problems (markUnknownReferences). Returns those keys.
+ */
+export async function refuseUnknownReferences(
+  q: Queryable,
+  tenantId: number,
+  resource: BatchResource,
+  batch: ValidatedBatch,
+): Promise<Set<string>> {
+  const missing = await unknownReferences(q, tenantId, resource, batch);
+  markUnknownReferences(resource, batch, missing);
+  return missing;
+}
+
 /** Distinct keys the valid rows refer to, for the one existence query. */
 export function referencedKeys(resource: BatchResource, batch: ValidatedBatch): string[] {
   const at = resource.reference?.position;

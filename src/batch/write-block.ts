@@ -1,13 +1,41 @@
 import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
+import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
 import type { ItemError } from './batch-errors.js';
 import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
-import { type CheckedBatch, checkItems, invalidCount, referenceRows } from './checked-batch.js';
+import { checkItems } from './check-block.js';
+import type { CheckedBatch } from './checked.js';
 import { itemOutcomesText } from './item-outcomes.js';
 import type { PreparedWrite } from './prepared-write.js';
-import { markUnknownReferences, unknownReferences } from './references.js';
+import { markUnknownReferences, refuseUnknownReferences, unknownReferences } from './references.js';
 import type { ValidatedBatch } from './validate-items.js';
+
+/*
+ * The write of a checked block, the second face of a write (src/batch/check-block.ts is the first):
+ * the statement, the counts, the per-item outcomes, and the 400 of a block that names unknown
+ * references.
+ */
+
+/** A checked batch's rows as far as the missing-references query reads them (the referring key only). */
+export function referenceRows(resource: BatchResource, checked: CheckedBatch): ValidatedBatch['rows'] {
+  const at = resource.reference?.position;
+  if (at === undefined) return new Array(checked.items).fill(undefined);
+  return checked.referencedKeys.map((key) => {
+    if (key === undefined) return undefined;
+    const row: FieldValue[] = [];
+    row[at] = key;
+    return row;
+  });
+}
+
+/** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
+export function invalidCount(checked: CheckedBatch): number {
+  if (!checked.invalid) return checked.errors.length;
+  let count = 0;
+  for (const flag of checked.invalid) count += flag;
+  return count;
+}
 
 /** What a written batch did, every item counted once: created, updated, or ignored (a repeat, or an existing key). */
 export interface BatchCounts {
@@ -46,8 +74,7 @@ async function refuse(
   resource: BatchResource,
   batch: ValidatedBatch,
 ): Promise<BatchResult> {
-  const missing = await unknownReferences(q, tenantId, resource, batch);
-  markUnknownReferences(resource, batch, missing);
+  await refuseUnknownReferences(q, tenantId, resource, batch);
   return { kind: 'invalid', errors: batch.errors };
 }
 

@@ -5,7 +5,8 @@ import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
 import { type ClaimedJob, claimJob, finishJob, releaseJob, renewJob } from '../sql/job-runs.js';
 import { removeExpiredJobs } from '../sql/job-upkeep.js';
-import { JobLetGo, runJob } from './job-run.js';
+import { runJob } from './job-run.js';
+import { JobLetGo } from './job-run-context.js';
 
 /*
  * Bulk jobs' background work (extensions.md 12), in every instance. Each round claims jobs to run

@@ -1,4 +1,4 @@
-import { loadBatch } from '../batch/answer-batch.js';
+import { loadBatch } from '../batch/write-block.js';
 import type { Database } from '../db/database.js';
 import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { customers } from '../resources/customers.js';

@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import { BatchArrayRefused, ValidationCrash } from '../batch/batch-errors.js';
 import type { BatchOptions } from '../batch/batch-options.js';
-import type { CheckedBatch } from '../batch/checked-batch.js';
+import type { CheckedBatch } from '../batch/check-block.js';
 import type { AcknowledgeCheck } from '../deliveries/acknowledge.js';
 import type { RejectCheck } from '../deliveries/rejections.js';
 import type { BatchResource } from '../resources/batch-resource.js';

@@ -8,7 +8,7 @@
 
 import { type ArrayRule, BatchArrayRefused, type ItemError } from '../batch/batch-errors.js';
 import { NO_OPTIONS } from '../batch/batch-options.js';
-import { type CheckedBatch, checkBatch } from '../batch/checked-batch.js';
+import { type CheckedBatch, checkBatch } from '../batch/check-block.js';
 import type { PreparedWrite } from '../batch/prepared-write.js';
 import { type AcknowledgeCheck, checkAcknowledgeBytes } from '../deliveries/acknowledge.js';
 import { checkRejectBytes, type RejectCheck } from '../deliveries/rejections.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NO_OPTIONS } from '../../src/batch/batch-options.js';
-import { type CheckedBatch, checkBatch, checkItems } from '../../src/batch/checked-batch.js';
+import { type CheckedBatch, checkBatch, checkItems } from '../../src/batch/check-block.js';
 import { ByteKeySet, MAX_PROBES } from '../../src/batch/plain/byte-key-set.js';
 import { checkPlainBatch, scanPlainBatch } from '../../src/batch/plain/plain-batch.js';
 import { ChoiceField } from '../../src/fields/choice.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadBatch } from '../../src/batch/answer-batch.js';
+import { loadBatch } from '../../src/batch/write-block.js';
 import type { Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NO_OPTIONS } from '../../src/batch/batch-options.js';
-import { checkItems } from '../../src/batch/checked-batch.js';
+import { checkItems } from '../../src/batch/check-block.js';
 import type { Queryable } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';

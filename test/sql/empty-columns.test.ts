@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadBatch } from '../../src/batch/answer-batch.js';
+import { loadBatch } from '../../src/batch/write-block.js';
 import type { FieldValue } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { deliveries } from '../../src/resources/deliveries.js';

@@ -1,6 +1,6 @@
-import type { BatchResult } from '../../batch/answer-batch.js';
 import { cutAnswer } from '../../batch/batch-errors.js';
 import type { BatchOptions } from '../../batch/batch-options.js';
+import type { BatchResult } from '../../batch/write-block.js';
 import { problemAnswer } from '../../http/keyed-reply.js';
 import { problems } from '../../http/problems.js';
 import type { Answer } from '../../idempotency/answer-once.js';

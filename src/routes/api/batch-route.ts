@@ -4,11 +4,11 @@ import type {
   onRequestHookHandler,
   preParsingAsyncHookHandler,
 } from 'fastify';
-import { answerChecked, type BatchResult } from '../../batch/answer-batch.js';
 import type { BatchAdmission, BatchTicket } from '../../admission/batch-admission.js';
 import { BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
-import { type CheckedBatch, checkBatch } from '../../batch/checked-batch.js';
+import { type CheckedBatch, checkBatch } from '../../batch/check-block.js';
+import { answerChecked, type BatchResult } from '../../batch/write-block.js';
 import type { Database, Transaction } from '../../db/database.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';

@@ -1,0 +1,142 @@
+import type { Queryable } from '../db/database.js';
+import type { FieldValue } from '../fields/field.js';
+import type { BatchResource } from '../resources/batch-resource.js';
+import { type FieldError, type ItemError, ValidationCrash } from './batch-errors.js';
+import type { BatchOptions } from './batch-options.js';
+import type { CheckedBatch } from './checked.js';
+import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
+import { checkPlainBatch } from './plain/plain-batch.js';
+import { prepareWrite } from './prepared-write.js';
+import { refuseUnknownReferences } from './references.js';
+import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
+
+export type { CheckedBatch } from './checked.js';
+export { sentKeyText } from './checked-batch.js';
+export { keyOf } from './prepared-write.js';
+
+/*
+ * The check of a block of items, the first face of a write (src/batch/write-block.ts is the other),
+ * one wherever it runs (on the event loop for a small body, in a worker thread for a large one, over
+ * a bulk job's file): the array rules, each item's fields, repeated keys, the reference rule where
+ * the block asks for it, and what the write needs (its statement's parameters).
+ */
+
+/**
+ * A batch body checked: the array rules (BatchArrayRefused), then its items (checkItems). `inSlices`:
+ * validation gives the event loop a turn between slices; a worker thread checks in one piece.
+ */
+export async function checkBatch(
+  resource: BatchResource,
+  body: unknown,
+  statementRows: number,
+  options: BatchOptions,
+  inSlices = true,
+): Promise<CheckedBatch> {
+  // A plain body is checked on its bytes (src/batch/plain/plain-batch.ts); any other, as items.
+  if (body instanceof Uint8Array && !options.outcomes && !options.skipInvalid) {
+    const plain = checkPlainBatch(resource, body, statementRows);
+    if (plain) return plain;
+  }
+  return checkItems(resource, batchItems(body), statementRows, options, inSlices);
+}
+
+/**
+ * The batch's items checked: their problems, their invalid items, the keys as sent (outcomes=true,
+ * for a batch that writes) and what its write needs. For items already known to be a batch array
+ * (the command line's and the demo's).
+ */
+export async function checkItems(
+  resource: BatchResource,
+  items: readonly unknown[],
+  statementRows: number,
+  options: Pick<BatchOptions, 'outcomes' | 'skipInvalid'>,
+  inSlices = true,
+): Promise<CheckedBatch> {
+  let batch: ValidatedBatch;
+  try {
+    // In slices, so a large batch does not hold the event loop (other tenants' requests) for its whole check.
+    batch = inSlices
+      ? await validateInSlices(resource, items, options.skipInvalid)
+      : validateItems(resource, items, options.skipInvalid);
+  } catch (error) {
+    throw new ValidationCrash(error);
+  }
+  const writes = !batch.invalid ? batch.errors.length === 0 : batch.invalid.includes(0);
+  // What the answer reads of the items first, then what the write needs.
+  const keyTexts = options.outcomes && writes ? keyTextsOf(resource, items, batch) : undefined;
+  const referencedKeys = referencedKeysOf(resource, batch.rows);
+  return {
+    items: items.length,
+    errors: batch.errors,
+    invalid: batch.invalid,
+    keyTexts,
+    write: writeOf(resource, batch, statementRows),
+    referencedKeys,
+  };
+}
+
+/** A block of rows checked: per row its problems, or its normalised values. */
+export interface CheckedRows {
+  errors: (FieldError[] | undefined)[];
+  values: (FieldValue[] | undefined)[];
+}
+
+/**
+ * A block of rows checked one by one by the batch rules of the resource (a bulk job's file): every
+ * row looked at and every problem kept, the reference rule included when asked (one query a block).
+ * A row's `problem`, found before its fields (a line the file's format could not read), stands for
+ * its fields' problems.
+ */
+export async function checkRows(
+  q: Queryable,
+  tenantId: number,
+  resource: BatchResource,
+  block: readonly { item: unknown; problem?: string | undefined }[],
+  references: boolean,
+): Promise<CheckedRows> {
+  const checked = await validateInSlices(
+    resource,
+    block.map((row) => (row.problem === undefined ? row.item : {})),
+    true,
+  );
+  const byIndex = new Map(checked.errors.map((error) => [error.index, error.errors]));
+  const rows: (FieldValue[] | undefined)[] = new Array(block.length);
+  const itemErrors: ItemError[] = [];
+  for (let index = 0; index < block.length; index++) {
+    const problem = block[index]!.problem;
+    if (problem !== undefined) {
+      itemErrors.push({ index, errors: [{ field: null, message: problem }] });
+      continue;
+    }
+    if (checked.invalid![index]) itemErrors.push({ index, errors: byIndex.get(index) ?? [] });
+    rows[index] = checked.rows[index];
+  }
+  if (references && resource.reference) {
+    const batch = { rows, errors: itemErrors };
+    await refuseUnknownReferences(q, tenantId, resource, batch);
+  }
+  const errors: CheckedRows['errors'] = new Array(block.length);
+  const values: CheckedRows['values'] = new Array(block.length);
+  for (const error of itemErrors) errors[error.index] = error.errors;
+  for (let at = 0; at < block.length; at++) if (!errors[at]) values[at] = rows[at];
+  return { errors, values };
+}
+
+/**
+ * A block of valid rows as a checked batch, ready for its write (a bulk job's block): its
+ * statement's parameters built, the keys as sent kept for its outcomes.
+ */
+export function checkedRows(
+  resource: BatchResource,
+  rows: FieldValue[][],
+  keyTexts: string[],
+  statementRows: number,
+): CheckedBatch {
+  return {
+    items: rows.length,
+    errors: [],
+    referencedKeys: referencedKeysOf(resource, rows),
+    keyTexts,
+    write: prepareWrite(resource, rows, statementRows),
+  };
+}

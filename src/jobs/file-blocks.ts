@@ -1,0 +1,77 @@
+import type { Database } from '../db/database.js';
+import type { BatchResource } from '../resources/batch-resource.js';
+import type { ClaimedJob } from '../sql/job-runs.js';
+import { FailedLines } from './failed-lines.js';
+import { type FileRow, fileRows } from './file-rows.js';
+import { storedFile } from './stored-file.js';
+
+/*
+ * The first stage of a job run: the stored file's rows, read again at each pass (its size is not
+ * bounded, memory is), in the blocks that are checked, and written, one at a time.
+ */
+
+/** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
+export const BLOCK_ROWS = 10_000;
+/**
+ * Characters of file text per block, at most: a block of wide rows (customers of 1 KiB: about 500
+ * of them) ends before 10,000 rows. What a block holds at once (its rows, their values, the
+ * statement's parameters) is several times its text, and V8 lets the heap grow with it: on 50,000
+ * customers of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB and 127 MB
+ * with 512 KiB; in `npm run bench:jobs`, 1,000 MiB of customers grew it 259 MB with 1 MiB (the
+ * issue's bar: 256 MB), and 218 MB with 512 KiB and two blocks held at once (the writing's look-ahead). Rows of prices (25-50 bytes) still make blocks of 10,000.
+ */
+export const BLOCK_CHARS = 512 * 1024;
+
+/** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
+export async function* fileBlocks(
+  db: Database,
+  job: ClaimedJob,
+  resource: BatchResource,
+): AsyncGenerator<FileRow[]> {
+  const runs = fileRows(storedFile(db, job.id), {
+    format: job.format,
+    delimiter: job.delimiter,
+    fieldNames: resource.fieldNames,
+    maxRowChars: Math.max(1024 * 1024, resource.maxItemBytes + 1024),
+  });
+  let block: FileRow[] = [];
+  let chars = 0;
+  for await (const run of runs) {
+    for (const row of run) {
+      block.push(row);
+      chars += row.chars;
+      if (block.length === BLOCK_ROWS || chars >= BLOCK_CHARS) {
+        yield block;
+        block = [];
+        chars = 0;
+      }
+    }
+  }
+  if (block.length > 0) yield block;
+}
+
+/** A block of the rows the writing reads: those that passed the check, and the block's last line. */
+export interface KeptBlock {
+  rows: FileRow[];
+  /** The block's last line, a failed row's included: the job's progress once the block commits. */
+  toLine: number;
+}
+
+/**
+ * The file's blocks from the line after `fromLine`, each without the rows the check found invalid
+ * (read back from the job's results as the reading goes: src/jobs/failed-lines.ts).
+ */
+export async function* keptBlocks(
+  db: Database,
+  job: ClaimedJob,
+  resource: BatchResource,
+  fromLine: number,
+): AsyncGenerator<KeptBlock> {
+  let failed: FailedLines | undefined;
+  for await (const all of fileBlocks(db, job, resource)) {
+    const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
+    if (block.length === 0) continue;
+    failed ??= new FailedLines(db, job.id);
+    yield { rows: await failed.keep(block), toLine: block.at(-1)!.line };
+  }
+}

@@ -1,0 +1,105 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { checkRows, keyOf, sentKeyText } from '../batch/check-block.js';
+import type { BatchResource } from '../resources/batch-resource.js';
+import {
+  type ClaimedJob,
+  type FailedBlock,
+  recordValidation,
+  renewJob,
+  startValidation,
+} from '../sql/job-runs.js';
+import { fileBlocks, keptBlocks } from './file-blocks.js';
+import { FileProblem } from './file-rows.js';
+import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
+import { RepeatedKeys } from './repeated-keys.js';
+
+/*
+ * The second stage of a job run: its blocks checked by the batch's rules (src/batch/check-block.ts),
+ * the whole file before anything is written (state validating), and again as each block is written.
+ */
+
+/** A row's key as sent, for its result line. */
+export function keyText(resource: BatchResource, item: unknown): string {
+  return typeof item === 'object' && item !== null && !Array.isArray(item)
+    ? sentKeyText(resource, item as Record<string, unknown>)
+    : '{}';
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * The check of the whole file (state validating): every row by its batch's rules, the invalid ones
+ * kept as results as they are found, the counts as they grow. The verdict: the message the job fails
+ * with, or, for an upsert, which rows a later one replaces.
+ */
+export async function checkFile(
+  context: JobRunContext,
+  job: ClaimedJob,
+  resource: BatchResource,
+  fileBytes: number,
+): Promise<{ failed?: string; repeated?: RepeatedKeys | undefined }> {
+  const { db, holder, leaseSeconds } = context;
+  if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
+  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(fileBytes) : undefined;
+  let received = 0;
+  let invalid = 0;
+  try {
+    for await (const block of fileBlocks(db, job, resource)) {
+      checkStopping(context);
+      const checked = await checkRows(db, job.tenant_id, resource, block, true);
+      const lines: number[] = [];
+      let body = '';
+      for (let at = 0; at < block.length; at++) {
+        if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
+        const row = block[at]!;
+        const errors = checked.errors[at];
+        if (errors) {
+          lines.push(row.line);
+          body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
+        } else if (repeated) {
+          repeated.add(keyOf(resource.keyPositions, checked.values[at]!), row.line);
+        }
+      }
+      received += block.length;
+      invalid += lines.length;
+      const failed: FailedBlock | undefined =
+        lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
+      if (!(await recordValidation(db, job.id, holder, leaseSeconds, { received, invalid }, failed))) {
+        throw new JobLetGo('lost');
+      }
+    }
+  } catch (error) {
+    if (error instanceof FileProblem) return { failed: error.message };
+    throw error;
+  }
+  if (invalid > 0 && job.on_invalid === 'reject') {
+    return {
+      failed: `${count(invalid)} of ${count(received)} rows are invalid (results with outcome=failed list them): nothing was written`,
+    };
+  }
+  if (invalid > 0 && invalid === received) {
+    return { failed: `All ${count(received)} rows are invalid (results with outcome=failed list them)` };
+  }
+  return { repeated };
+}
+
+/** Which rows a later one replaces, read again from the file (a writing resumed after a restart). */
+export async function findRepeats(
+  context: JobRunContext,
+  job: ClaimedJob,
+  resource: BatchResource,
+  fileBytes: number,
+): Promise<RepeatedKeys> {
+  const { db } = context;
+  const repeated = new RepeatedKeys(fileBytes);
+  for await (const { rows } of keptBlocks(db, job, resource, 0)) {
+    checkStopping(context);
+    const checked = await checkRows(db, job.tenant_id, resource, rows, false);
+    for (let at = 0; at < rows.length; at++) {
+      const values = checked.values[at];
+      if (values) repeated.add(keyOf(resource.keyPositions, values), rows[at]!.line);
+    }
+    if (!(await renewJob(db, job.id, context.holder, context.leaseSeconds))) throw new JobLetGo('lost');
+  }
+  return repeated;
+}
