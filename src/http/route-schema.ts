@@ -45,7 +45,8 @@ function schemaOf(rule: ParamRule): TSchema {
         default: rule.default,
       });
     case 'choice':
-      return Type.Enum([...rule.values], { default: rule.default });
+      // As the read side always documented it: a string, one of the values.
+      return Type.Unsafe<string>({ type: 'string', enum: [...rule.values], default: rule.default });
   }
 }
 
@@ -65,20 +66,23 @@ function ruleText(rule: ParamRule): string {
 
 /**
  * A query string's schema from the rules that check it (src/read/query-params.ts, one rule in one
- * place): schema and limits from the rule, the meaning from meanings.
+ * place): schema and limits from the rule, the meaning from meanings. A required parameter (the
+ * feed's resource, checked first by its own query) shows no default.
  */
 export function querySchema(
   rules: Readonly<Record<string, ParamRule>>,
   meanings: Readonly<Record<string, string>> = {},
+  required: readonly string[] = [],
 ): TObject {
   const properties = Object.fromEntries(
-    Object.entries(rules).map(([name, rule]) => [
-      name,
-      Type.Optional({
-        ...schemaOf(rule),
+    Object.entries(rules).map(([name, rule]) => {
+      const { default: _default, ...withoutDefault } = schemaOf(rule) as TSchema & { default?: unknown };
+      const schema = {
+        ...(required.includes(name) ? withoutDefault : schemaOf(rule)),
         description: [meanings[name], ruleText(rule)].filter(Boolean).join('; '),
-      }),
-    ]),
+      };
+      return [name, required.includes(name) ? schema : Type.Optional(schema)];
+    }),
   );
   return Type.Object(properties, { additionalProperties: false });
 }

@@ -1,13 +1,14 @@
-import { listParamRules, sortFieldsOf } from '../read/list-params.js';
+import { listParamRules } from '../read/list-params.js';
 import { pageEnvelope } from '../read/page-envelope.js';
 import type { ListResource } from '../resources/list-resource.js';
 import { listResources } from '../resources/lists.js';
+import { listRoute } from '../routes/v1/list-schemas.js';
 import { deliveryStatePaths, deliveryStateSchemas } from './delivery-state-paths.js';
 import { exampleObject, objectSchema } from './field-schemas.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { responseRef, schemaRef } from './json-schema.js';
-import { parameterErrorExample, queryParameters } from './query-parameters.js';
-import { apiSecurity } from './security.js';
+import { parameterErrorExample } from './query-parameters.js';
+import { declaredPaths, type OperationAnswers } from './route-operations.js';
 
 /**
  * The objects the lists show (and their items), from the field tables that load them
@@ -80,63 +81,40 @@ const pageSchema = (item: string): JsonSchema => ({
   },
 });
 
-const PARAMETER_RULES =
-  'Every parameter is optional. An unknown, repeated or empty parameter, or a value out of its rule, is a ' +
-  '400 naming the parameter; nothing is clamped.';
-
-/** What a list's parameters mean, beyond its declared filters. */
-const PAGING_MEANINGS = { page: 'page number, from 1', limit: 'page size' };
-
-/** GET <list.path>, from its declaration: parameters, one page, every problem with them. */
-function listOperation(list: ListResource): OpenApiObject {
+/** What GET <list.path> answers: one page, every problem with its parameters. */
+function listAnswers(list: ListResource): OperationAnswers {
   const rules = listParamRules(list);
-  const meanings: Record<string, string> = {};
-  for (const [name, filter] of Object.entries(list.filters)) meanings[name] = filter.meaning;
-  meanings.sort = sortFieldsOf(list)
-    .map((name) => `${name} ascending or -${name} descending`)
-    .join('; ');
-  Object.assign(meanings, PAGING_MEANINGS);
   const sort = rules.sort;
   const filters = sort?.kind === 'choice' ? { sort: sort.default } : {};
   const envelope = pageEnvelope(`https://backoffice.example.com${list.path}`, filters, 2, 100, 250, 100);
   return {
-    get: {
-      tags: ['Read'],
-      operationId: list.openapi.operationId,
-      summary: list.openapi.summary,
-      description: `${list.openapi.description}\n\n${PARAMETER_RULES}`,
-      security: apiSecurity,
-      parameters: queryParameters(rules, meanings),
-      responses: {
-        '200': {
-          description: 'One page.',
-          content: {
-            'application/json': {
-              schema: pageSchema(list.openapi.schema.name),
-              example: { data: [exampleObject(list.shown, { requiredOnly: false })], ...envelope },
-            },
+    responses: {
+      '200': {
+        description: 'One page.',
+        content: {
+          'application/json': {
+            schema: pageSchema(list.openapi.schema.name),
+            example: { data: [exampleObject(list.shown, { requiredOnly: false })], ...envelope },
           },
         },
-        '400': {
-          description: 'Invalid query parameters, every problem at once.',
-          content: {
-            'application/json': {
-              schema: schemaRef('ParameterErrors'),
-              example: parameterErrorExample(rules),
-            },
-          },
-        },
-        '401': responseRef('Unauthorized'),
-        '429': responseRef('TooManyRequests'),
-        '500': responseRef('ServerError'),
       },
+      '400': {
+        description: 'Invalid query parameters, every problem at once.',
+        content: {
+          'application/json': { schema: schemaRef('ParameterErrors'), example: parameterErrorExample(rules) },
+        },
+      },
+      '401': responseRef('Unauthorized'),
+      '429': responseRef('TooManyRequests'),
+      '500': responseRef('ServerError'),
     },
   };
 }
 
 /** backoffice-api.md 4.1, 4.2; extensions.md 4 and 6: every list, then the acknowledgement. */
 export function readPaths(): Record<string, OpenApiObject> {
-  const paths: Record<string, OpenApiObject> = {};
-  for (const list of listResources) paths[list.path] = listOperation(list);
-  return { ...paths, ...deliveryStatePaths() };
+  const answers = Object.fromEntries(
+    listResources.map((list) => [list.openapi.operationId, listAnswers(list)]),
+  );
+  return { ...declaredPaths(listResources.map(listRoute), answers), ...deliveryStatePaths() };
 }

@@ -5,9 +5,12 @@ import { checkBody } from '../../src/fields/body-check.js';
 import type { RouteDeclaration } from '../../src/http/route-schema.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
+import { listResources } from '../../src/resources/lists.js';
 import { tokenRequestBody } from '../../src/routes/token/token-schema.js';
+import { changesRoute } from '../../src/routes/v1/changes-schemas.js';
 import { deliveryStateRoutes } from '../../src/routes/v1/delivery-state-schemas.js';
 import { jobRoutes } from '../../src/routes/v1/job-schemas.js';
+import { listRoute } from '../../src/routes/v1/list-schemas.js';
 import { webhookRoutes } from '../../src/routes/v1/webhook-schemas.js';
 
 const doc: any = buildOpenApiDocument();
@@ -15,6 +18,8 @@ const declared: RouteDeclaration[] = [
   ...Object.values(webhookRoutes),
   ...Object.values(deliveryStateRoutes),
   ...Object.values(jobRoutes),
+  ...listResources.map(listRoute),
+  changesRoute,
 ];
 
 describe('request schemas declared once on the routes', () => {

@@ -8,6 +8,8 @@ import {
   STALE_AFTER_MESSAGE,
 } from '../../feed/params.js';
 import { HttpProblem } from '../../http/problems.js';
+import { checkedByHandler } from '../../http/route-schema.js';
+import { changesRoute } from './changes-schemas.js';
 import type { ListRouteDeps } from './list-route.js';
 
 /**
@@ -16,7 +18,12 @@ import type { ListRouteDeps } from './list-route.js';
  * (DateTimes and numbers as the lists write them), sent as is.
  */
 export function registerChangesRoute(app: FastifyInstance, deps: Pick<ListRouteDeps, 'db' | 'authenticate'>) {
-  app.get(CHANGES_PATH, { onRequest: deps.authenticate }, async (request, reply) => {
+  const route = {
+    onRequest: deps.authenticate,
+    schema: changesRoute.schema,
+    validatorCompiler: checkedByHandler,
+  };
+  app.get(CHANGES_PATH, route, async (request, reply) => {
     const checked = changesQuery(request.query, await servedGeneration(deps.db));
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const page = await readFeedPage(deps.db, { tenantId: request.tenantId, ...checked.query });

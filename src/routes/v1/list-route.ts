@@ -1,6 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Queryable } from '../../db/database.js';
 import { HttpProblem } from '../../http/problems.js';
+import { checkedByHandler } from '../../http/route-schema.js';
 import type { FilteredTotals } from '../../read/filtered-totals.js';
 import { readListPage } from '../../read/list-page.js';
 import { listParamRules, listQuery } from '../../read/list-params.js';
@@ -8,6 +9,7 @@ import { checkQuery } from '../../read/query-params.js';
 import type { ListResource } from '../../resources/list-resource.js';
 import { listPageStatement } from '../../sql/list-page.js';
 import { linkBase } from './list-route-links.js';
+import { listRoute } from './list-schemas.js';
 import { sendPage } from './page-reply.js';
 
 export interface ListRouteDeps {
@@ -24,7 +26,12 @@ export interface ListRouteDeps {
 export function registerListRoute(app: FastifyInstance, list: ListResource, deps: ListRouteDeps): void {
   const rules = listParamRules(list);
   const statement = listPageStatement(list);
-  app.get(list.path, { onRequest: deps.authenticate }, async (request, reply) => {
+  const route = {
+    onRequest: deps.authenticate,
+    schema: listRoute(list).schema,
+    validatorCompiler: checkedByHandler,
+  };
+  app.get(list.path, route, async (request, reply) => {
     const checked = checkQuery(rules, request.query);
     if (!checked.ok) throw new HttpProblem(400, checked.errors);
     const query = listQuery(list, checked.values);
