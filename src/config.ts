@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { DEFAULT_ADMISSION } from './admission/batch-admission.js';
+import { DEFAULT_ADMISSION } from './admission/admission-limits.js';
 import { type Network, parseNetworks } from './webhooks/addresses.js';
 
 /** Settings of the server and of the command line, read once from the environment. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
-import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/admission/batch-admission.js';
+import { DEFAULT_ADMISSION } from '../../src/admission/admission-limits.js';
+import { BatchAdmission } from '../../src/admission/batch-admission.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from '../../src/jobs/job-work.js';
 

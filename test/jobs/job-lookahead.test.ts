@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BatchAdmission, DEFAULT_ADMISSION } from '../../src/admission/batch-admission.js';
+import { DEFAULT_ADMISSION } from '../../src/admission/admission-limits.js';
+import { BatchAdmission } from '../../src/admission/batch-admission.js';
 import type { Database } from '../../src/db/database.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
