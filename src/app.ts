@@ -28,6 +28,7 @@ import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from '.
 import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { registerDocs } from './routes/docs/docs-routes.js';
+import { operationsRoutes } from './routes/operations-schemas.js';
 import { createAuth } from './routes/token/auth-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
 import { registerJobRoutes } from './routes/v1/job-routes.js';
@@ -251,8 +252,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  app.get('/health', async () => ({ status: 'ok', version: VERSION }));
-  app.get('/ready', async (_request, reply) => {
+  const { health, ready } = operationsRoutes;
+  app.get(health.url, { schema: health.schema }, async () => ({ status: 'ok', version: VERSION }));
+  app.get(ready.url, { schema: ready.schema }, async (_request, reply) => {
     try {
       // Reachable is not enough: a database that stopped taking writes (failover) is not ready either.
       await assertDatabaseWritable(options.db);

@@ -12,7 +12,7 @@ export interface RouteSchema {
   operationId: string;
   tags: string[];
   summary: string;
-  description: string;
+  description?: string;
   body?: TSchema;
   /** The body's media types, @fastify/swagger's key (JSON alone when absent). */
   consumes?: string[];

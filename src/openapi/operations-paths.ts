@@ -1,5 +1,7 @@
+import { operationsRoutes } from '../routes/operations-schemas.js';
 import { VERSION } from '../version.js';
 import type { OpenApiObject } from './json-schema.js';
+import { declaredPaths } from './route-operations.js';
 import { noSecurity } from './security.js';
 
 const status = (value: string) => ({
@@ -14,40 +16,30 @@ const status = (value: string) => ({
 });
 
 /** GET /health and GET /ready (extensions.md 7): no credentials. */
-export const operationsPaths: Record<string, OpenApiObject> = {
-  '/health': {
-    get: {
-      tags: ['Operations'],
-      operationId: 'health',
-      summary: 'The process is up',
-      security: noSecurity,
-      responses: {
-        '200': {
-          description: 'Up, with the version of the running service.',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['status', 'version'],
-                properties: { status: { const: 'ok' }, version: { type: 'string' } },
-              },
-              example: { status: 'ok', version: VERSION },
+export const operationsPaths: Record<string, OpenApiObject> = declaredPaths(Object.values(operationsRoutes), {
+  health: {
+    security: noSecurity,
+    responses: {
+      '200': {
+        description: 'Up, with the version of the running service.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['status', 'version'],
+              properties: { status: { const: 'ok' }, version: { type: 'string' } },
             },
+            example: { status: 'ok', version: VERSION },
           },
         },
       },
     },
   },
-  '/ready': {
-    get: {
-      tags: ['Operations'],
-      operationId: 'ready',
-      summary: 'The database is reachable',
-      security: noSecurity,
-      responses: {
-        '200': { description: 'Ready to serve.', content: status('ready') },
-        '503': { description: 'The database does not answer.', content: status('unavailable') },
-      },
+  ready: {
+    security: noSecurity,
+    responses: {
+      '200': { description: 'Ready to serve.', content: status('ready') },
+      '503': { description: 'The database does not answer.', content: status('unavailable') },
     },
   },
-};
+});

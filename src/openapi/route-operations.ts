@@ -70,7 +70,7 @@ export function declaredPaths(
       tags: schema.tags,
       operationId: schema.operationId,
       summary: schema.summary,
-      description: schema.description,
+      ...(schema.description === undefined ? {} : { description: schema.description }),
       security: answers.security ?? apiSecurity,
       ...(bodyLimit === undefined ? {} : { 'x-body-limit': bodyLimit }),
       ...(parameters.length > 0 ? { parameters } : {}),

@@ -6,6 +6,7 @@ import type { RouteDeclaration } from '../../src/http/route-schema.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { openApiPath, publicSchema } from '../../src/openapi/route-operations.js';
 import { listResources } from '../../src/resources/lists.js';
+import { operationsRoutes } from '../../src/routes/operations-schemas.js';
 import { tokenRequestBody } from '../../src/routes/token/token-schema.js';
 import { changesRoute } from '../../src/routes/v1/changes-schemas.js';
 import { deliveryStateRoutes } from '../../src/routes/v1/delivery-state-schemas.js';
@@ -20,6 +21,7 @@ const declared: RouteDeclaration[] = [
   ...Object.values(jobRoutes),
   ...listResources.map(listRoute),
   changesRoute,
+  ...Object.values(operationsRoutes),
 ];
 
 describe('request schemas declared once on the routes', () => {
