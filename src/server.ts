@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { endWorkersWhenIdle } from './body-threads/batch-worker-pool.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -10,7 +11,6 @@ import { loadMallocTrim, QuietTrim } from './memory-trim.js';
 import { hasTenants } from './sql/tenants.js';
 import { createTenant, type NewTenant } from './tenants/tenants.js';
 import { favourMemoryOverSpeed, favourSpeedOverMemory } from './v8-by-engine.js';
-import { endWorkersWhenIdle } from './workers/batch-worker-pool.js';
 
 export interface RunningServer {
   app: FastifyInstance;

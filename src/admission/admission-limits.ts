@@ -66,7 +66,7 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
   waitingPerTenant: 16,
   maxWaitMs: 30_000,
   heldBytes: 512 * 1024 * 1024,
-  // The size from which a body is parsed in a worker thread (src/workers/batch-worker-pool.ts).
+  // The size from which a body is parsed in a worker thread (src/body-threads/batch-worker-pool.ts).
   lightBytes: 256 * 1024,
 };
 

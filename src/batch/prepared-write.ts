@@ -90,7 +90,7 @@ function distinctAt(position: number, rows: readonly FieldValue[][]): boolean {
 
 /**
  * What writing a validated batch needs, built from its rows wherever they were validated: inline for
- * a small body, in a worker thread for a large one (src/workers/batch-worker.ts), which sends back these
+ * a small body, in a worker thread for a large one (src/body-threads/batch-worker.ts), which sends back these
  * strings and counts rather than the rows (a structured clone of 10,000 rows costs the event loop
  * about what their parse did).
  */

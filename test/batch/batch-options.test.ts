@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { WORKER_BODY_BYTES } from '../../src/workers/batch-worker-pool.js';
+import { WORKER_BODY_BYTES } from '../../src/body-threads/batch-worker-pool.js';
 import { appForNewTenant, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { countRows } from '../helpers/batch-json.js';

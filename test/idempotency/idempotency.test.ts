@@ -6,7 +6,7 @@ import type { TenantClient } from '../../kit/tenant-client.js';
 import { type Answer, injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
 import type { Database, Queryable } from '../../src/db/database.js';
-import { WORKER_BODY_BYTES } from '../../src/workers/batch-worker-pool.js';
+import { WORKER_BODY_BYTES } from '../../src/body-threads/batch-worker-pool.js';
 import { appForNewTenant, seedProducts, testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { countRows } from '../helpers/batch-json.js';

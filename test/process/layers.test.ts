@@ -25,7 +25,7 @@ const FOLDERS: Record<string, Layer> = {
   idempotency: 'domain',
   seed: 'domain',
   demo: 'domain',
-  workers: 'domain',
+  'body-threads': 'domain',
   background: 'domain',
   feed: 'domain',
   webhooks: 'domain',

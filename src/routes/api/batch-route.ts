@@ -9,6 +9,7 @@ import { BatchNotAdmitted } from '../../batch/batch-errors.js';
 import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
 import { type CheckedBatch, checkBatch } from '../../batch/check-block.js';
 import { answerChecked, type BatchResult } from '../../batch/write-block.js';
+import { checkBody, WORKER_BODY_BYTES } from '../../body-threads/batch-worker-pool.js';
 import type { Database, Transaction } from '../../db/database.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
@@ -22,7 +23,6 @@ import type { BatchMetrics } from '../../http/metrics.js';
 import { bodyStream, receiveBody } from '../../http/receive-body.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import type { BatchResource } from '../../resources/batch-resource.js';
-import { checkBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
 import { batchAnswer } from './batch-reply.js';
 
 export interface BatchRouteDeps {

@@ -1,6 +1,11 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { OneAtATime } from '../../admission/one-at-a-time.js';
 import { type ArrayRule, BatchArrayRefused, InvalidBatch, type ItemError } from '../../batch/batch-errors.js';
+import {
+  checkAcknowledgeBody,
+  checkRejectBody,
+  WORKER_BODY_BYTES,
+} from '../../body-threads/batch-worker-pool.js';
 import type { Database, Queryable, Transaction } from '../../db/database.js';
 import {
   type AcknowledgeCheck,
@@ -28,7 +33,6 @@ import {
 import { checkedByHandler, type RouteDeclaration } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import { MAX_BATCH_ITEMS } from '../../resources/batch-resource.js';
-import { checkAcknowledgeBody, checkRejectBody, WORKER_BODY_BYTES } from '../../workers/batch-worker-pool.js';
 import { deliveryStateRoutes as declared } from './delivery-state-schemas.js';
 
 export interface DeliveryStateRouteDeps {

@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NO_OPTIONS } from '../../src/batch/batch-options.js';
-import { customers } from '../../src/resources/customers.js';
 import {
   checkBody,
   endWorkersWhenIdle,
   WORKER_BODY_BYTES,
   workerThreads,
-} from '../../src/workers/batch-worker-pool.js';
+} from '../../src/body-threads/batch-worker-pool.js';
+import { customers } from '../../src/resources/customers.js';
 import { validItem } from '../helpers/batch-items.js';
 
 /*
- * The worker threads' life (src/workers/batch-worker-pool.ts). Each test file runs in a process of its
+ * The worker threads' life (src/body-threads/batch-worker-pool.ts). Each test file runs in a process of its
  * own, so the pool here is this file's. By default a thread is kept 5 s between bodies (for a stream
  * of batches); as the embedded default's serve sets it, it ends as soon as it is idle, so its heap
  * does not carry one large body's garbage into the next.

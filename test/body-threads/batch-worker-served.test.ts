@@ -15,7 +15,7 @@ import { printedValue } from '../../kit/welcome-text.js';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BUILT_WORKER = join(ROOT, 'dist', 'workers', 'batch-worker.js');
+const BUILT_WORKER = join(ROOT, 'dist', 'body-threads', 'batch-worker.js');
 
 async function serveAndPost(command: string[]): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sfa-batch-worker-'));

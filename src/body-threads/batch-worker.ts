@@ -1,5 +1,5 @@
 /**
- * Runs in a worker thread (src/workers/batch-worker-pool.ts): the CPU-heavy part of a large batch body,
+ * Runs in a worker thread (src/body-threads/batch-worker-pool.ts): the CPU-heavy part of a large batch body,
  * off the event loop that serves every tenant's requests. Parses the bytes, applies the array rules,
  * validates the items, merges repeated keys and builds the statements' column literals, and sends back
  * only small results: an array rule's name, the capped problem list, or the literals and counts. Never
