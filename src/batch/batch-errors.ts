@@ -57,7 +57,7 @@ export class InvalidBatchParameter extends Error {
 }
 
 /**
- * Why a batch was not let in (src/batch/batch-admission.ts): its tenant has as many batches waiting
+ * Why a batch was not let in (src/admission/batch-admission.ts): its tenant has as many batches waiting
  * as it may, the process holds as many bodies as its budget allows, or the batch waited too long (or
  * its client left). Nothing of it was written; it may be sent again after retryAfterSeconds.
  */

@@ -25,7 +25,7 @@ const workerFile = new URL(
 
 /**
  * Two threads: the batch admission lets two batches be processed at once by default
- * (src/batch/batch-admission.ts), and the machine this runs on may have only two cores. A thread ends
+ * (src/admission/batch-admission.ts), and the machine this runs on may have only two cores. A thread ends
  * after IDLE_MS without work: it holds 60-100 MB after a 10 MB body (its heap, which V8 does not give
  * back while it lives). A stream of batches keeps it; the first large body after a pause pays its
  * start (a thread's start, loading the field tables: 100-300 ms). Idle threads do not keep the

@@ -13,7 +13,7 @@ import { testAuthConfig } from '../helpers/app.js';
 import { type PrivateCluster, startPrivateCluster } from '../helpers/private-cluster.js';
 
 /*
- * Light places in the app (src/batch/batch-admission.ts): with BATCH_CONCURRENCY=1 and a pool of six
+ * Light places in the app (src/admission/batch-admission.ts): with BATCH_CONCURRENCY=1 and a pool of six
  * connections, a lone tenant's light batches (under 256 KiB) run four at once (every connection but
  * two), and its heavy ones one at a time. Seen from PostgreSQL: the tenant's rows are locked by
  * another session, so each admitted batch's statement waits on its row, and pg_stat_activity counts
