@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import { BatchArrayRefused, ValidationCrash } from '../batch/batch-errors.js';
 import type { BatchOptions } from '../batch/batch-options.js';
-import type { CheckedBatch } from '../batch/check-block.js';
+import { type CheckedBatch, checkBatch } from '../batch/check-block.js';
 import type { AcknowledgeCheck } from '../deliveries/acknowledge.js';
 import type { RejectCheck } from '../deliveries/rejections.js';
 import type { BatchResource } from '../resources/batch-resource.js';
@@ -77,6 +77,22 @@ function taskBody(body: Buffer): { bytes: Uint8Array; transfer: ArrayBuffer[] } 
     return { bytes, transfer: [body.buffer] };
   }
   return { bytes: new Uint8Array(bytes), transfer: [] };
+}
+
+/**
+ * A batch body checked: a large one (bytes from WORKER_BODY_BYTES on) in a worker thread, a small one
+ * here. The 400 of an array rule (invalid JSON, not an array, ...) is thrown.
+ */
+export function checkBatchBody(
+  resource: BatchResource,
+  body: unknown,
+  statementRows: number,
+  options: BatchOptions,
+): Promise<CheckedBatch> {
+  if (body instanceof Buffer && body.length >= WORKER_BODY_BYTES) {
+    return checkBody(resource, body, statementRows, options);
+  }
+  return checkBatch(resource, body, statementRows, options);
 }
 
 /**

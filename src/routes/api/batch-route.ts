@@ -6,10 +6,10 @@ import type {
 } from 'fastify';
 import type { BatchAdmission, BatchTicket } from '../../admission/batch-admission.js';
 import { BatchNotAdmitted } from '../../batch/batch-errors.js';
-import { type BatchOptions, batchOptions } from '../../batch/batch-options.js';
-import { type CheckedBatch, checkBatch } from '../../batch/check-block.js';
+import { batchOptions } from '../../batch/batch-options.js';
+import type { CheckedBatch } from '../../batch/check-block.js';
 import { answerChecked, type BatchResult } from '../../batch/write-block.js';
-import { checkBody, WORKER_BODY_BYTES } from '../../body-threads/batch-worker-pool.js';
+import { checkBatchBody } from '../../body-threads/batch-worker-pool.js';
 import type { Database, Transaction } from '../../db/database.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
@@ -85,23 +85,6 @@ const checkHeadersAndQuery: onRequestHookHandler = async (request) => {
   batchOptions(request.query);
 };
 
-/**
- * The batch checked: a large body in a worker thread, a small one here (both as bytes, so a keyed
- * request can hash them). The 400 of an array rule (invalid JSON, not an array, ...) is thrown.
- */
-function check(
-  db: Database,
-  resource: BatchResource,
-  body: unknown,
-  options: BatchOptions,
-): Promise<CheckedBatch> {
-  const given = body instanceof RawJson ? body.bytes : body;
-  if (given instanceof Buffer && given.length >= WORKER_BODY_BYTES) {
-    return checkBody(resource, given, db.statementRows, options);
-  }
-  return checkBatch(resource, given, db.statementRows, options);
-}
-
 /** Registers POST {resource.path}: parse, check the array, validate, write, answer (once per Idempotency-Key). */
 export function registerBatchRoute(
   app: FastifyInstance,
@@ -126,7 +109,12 @@ export function registerBatchRoute(
       const prepare = async () => {
         let checked: CheckedBatch;
         try {
-          checked = await check(deps.db, resource, body, options);
+          checked = await checkBatchBody(
+            resource,
+            body instanceof RawJson ? body.bytes : body,
+            deps.db.statementRows,
+            options,
+          );
         } catch (error) {
           return refusedWork(error);
         }
