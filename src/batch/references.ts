@@ -1,7 +1,9 @@
 import type { Queryable } from '../db/database.js';
+import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { missingReferences } from '../sql/missing-references.js';
-import { itemCut } from './batch-errors.js';
+import { type ItemError, itemCut } from './batch-errors.js';
+import type { CheckedBatch } from './checked.js';
 import type { ValidatedBatch } from './validate-items.js';
 
 /*
@@ -61,6 +63,63 @@ export async function refuseUnknownReferences(
   const missing = await unknownReferences(q, tenantId, resource, batch);
   markUnknownReferences(resource, batch, missing);
   return missing;
+}
+
+/** A checked batch's rows as far as the missing-references query reads them (the referring key only). */
+export function referenceRows(resource: BatchResource, checked: CheckedBatch): ValidatedBatch['rows'] {
+  const at = resource.reference?.position;
+  if (at === undefined) return new Array(checked.items).fill(undefined);
+  return checked.referencedKeys.map((key) => {
+    if (key === undefined) return undefined;
+    const row: FieldValue[] = [];
+    row[at] = key;
+    return row;
+  });
+}
+
+/** What on_invalid=skip leaves out for unknown references (skippedReferences). */
+export interface SkippedReferences {
+  /** Per item, 1 when its reference is unknown. */
+  unknown: Uint8Array;
+  /** How many items that is. */
+  count: number;
+  /** The rejected items' problems, the unknown references' added. */
+  errors: ItemError[];
+  /** The unknown keys: the statement leaves out the rows naming one. */
+  keys: string[];
+}
+
+/**
+ * on_invalid=skip with a reference: the valid items whose reference is unknown (one query), rejected
+ * and left out of the statement; undefined when there is none. When they and the `invalidItems` are
+ * every item, the batch is refused as without on_invalid: `refused` holds its problems.
+ */
+export async function skippedReferences(
+  q: Queryable,
+  tenantId: number,
+  resource: BatchResource,
+  checked: CheckedBatch,
+  invalidItems: number,
+): Promise<SkippedReferences | { refused: ItemError[] } | undefined> {
+  const rows = referenceRows(resource, checked);
+  const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
+  const missing = await unknownReferences(q, tenantId, resource, valid);
+  if (missing.size === 0 || !resource.reference) return undefined;
+  const at = resource.reference.position;
+  const unknown = new Uint8Array(rows.length);
+  valid.rows.forEach((row, index) => {
+    if (row && missing.has(row[at] as string)) unknown[index] = 1;
+  });
+  const count = unknown.reduce((sum, flag) => sum + flag, 0);
+  // Every element invalid: the usual 400, as without on_invalid.
+  if (invalidItems + count === checked.items) {
+    const batch = { rows, errors: checked.errors };
+    await refuseUnknownReferences(q, tenantId, resource, batch);
+    return { refused: batch.errors };
+  }
+  const marked: ValidatedBatch = { rows: valid.rows, errors: [...checked.errors] };
+  markUnknownReferences(resource, marked, missing);
+  return { unknown, count, errors: marked.errors, keys: [...missing] };
 }
 
 /** Distinct keys the valid rows refer to, for the one existence query. */

@@ -1,5 +1,4 @@
 import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
-import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
 import type { ItemError } from './batch-errors.js';
@@ -8,7 +7,7 @@ import { checkItems } from './check-block.js';
 import type { CheckedBatch } from './checked.js';
 import { itemOutcomesText } from './item-outcomes.js';
 import type { PreparedWrite } from './prepared-write.js';
-import { markUnknownReferences, refuseUnknownReferences, unknownReferences } from './references.js';
+import { referenceRows, refuseUnknownReferences, skippedReferences } from './references.js';
 import type { ValidatedBatch } from './validate-items.js';
 
 /*
@@ -16,18 +15,6 @@ import type { ValidatedBatch } from './validate-items.js';
  * the statement, the counts, the per-item outcomes, and the 400 of a block that names unknown
  * references.
  */
-
-/** A checked batch's rows as far as the missing-references query reads them (the referring key only). */
-export function referenceRows(resource: BatchResource, checked: CheckedBatch): ValidatedBatch['rows'] {
-  const at = resource.reference?.position;
-  if (at === undefined) return new Array(checked.items).fill(undefined);
-  return checked.referencedKeys.map((key) => {
-    if (key === undefined) return undefined;
-    const row: FieldValue[] = [];
-    row[at] = key;
-    return row;
-  });
-}
 
 /** How many items are invalid (without on_invalid=skip: nonzero exactly when one is). */
 export function invalidCount(checked: CheckedBatch): number {
@@ -139,34 +126,23 @@ export async function answerChecked(
 ): Promise<BatchResult> {
   const q = target.tx ?? target.db;
   const prepared = checked.write;
+  const skip = checked.invalid !== undefined;
+  const invalidItems = skip ? invalidCount(checked) : 0;
   if (!prepared)
     return refuse(q, tenantId, resource, { rows: referenceRows(resource, checked), errors: checked.errors });
-  const skip = checked.invalid !== undefined;
-  let rejectedItems = skip ? invalidCount(checked) : 0;
+  let rejectedItems = invalidItems;
   let rejectedErrors = checked.errors;
   // Per item: 1 when its reference is unknown (on_invalid=skip only), and those references.
   let unknown: Uint8Array | undefined;
   let leftOutKeys: string[] | undefined;
   if (skip && resource.reference) {
-    const rows = referenceRows(resource, checked);
-    const valid = { rows: rows.map((row, at) => (checked.invalid![at] ? undefined : row)), errors: [] };
-    const missing = await unknownReferences(q, tenantId, resource, valid);
-    if (missing.size > 0) {
-      const at = resource.reference.position;
-      unknown = new Uint8Array(rows.length);
-      valid.rows.forEach((row, index) => {
-        if (row && missing.has(row[at] as string)) unknown![index] = 1;
-      });
-      const count = unknown.reduce((sum, flag) => sum + flag, 0);
-      // Every element invalid: the usual 400, as without on_invalid.
-      if (rejectedItems + count === checked.items) {
-        return refuse(q, tenantId, resource, { rows, errors: checked.errors });
-      }
-      const marked: ValidatedBatch = { rows: valid.rows, errors: [...checked.errors] };
-      markUnknownReferences(resource, marked, missing);
-      rejectedErrors = marked.errors;
-      rejectedItems += count;
-      leftOutKeys = [...missing];
+    const skipped = await skippedReferences(q, tenantId, resource, checked, rejectedItems);
+    if (skipped && 'refused' in skipped) return { kind: 'invalid', errors: skipped.refused };
+    if (skipped) {
+      unknown = skipped.unknown;
+      rejectedErrors = skipped.errors;
+      rejectedItems += skipped.count;
+      leftOutKeys = skipped.keys;
     }
   }
 
@@ -212,7 +188,7 @@ export async function answerChecked(
   let leftOutRows = 0;
   if (unknown) {
     for (let d = 0; d < prepared.distinct; d++) leftOutRows += unknown[prepared.rowItems?.[d] ?? d]!;
-    leftOutItems = rejectedItems - invalidCount(checked);
+    leftOutItems = rejectedItems - invalidItems;
   }
   const items = prepared.items - leftOutItems;
   const distinct = prepared.distinct - leftOutRows;
