@@ -1,6 +1,6 @@
-import { loadBatch } from '../../src/batch/write-block.js';
 import { deduplicate } from '../../src/batch/prepared-write.js';
 import { validateItems } from '../../src/batch/validate-items.js';
+import { loadBatch } from '../../src/batch/write-block.js';
 import { arrayLiteral } from '../../src/db/array-literal.js';
 import { type Database, inTransaction } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
