@@ -25,9 +25,9 @@ import { type RequestsInFlight, requestsInFlight } from './http/requests-in-flig
 import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from './jobs/job-work.js';
+import { registerDocs } from './openapi/docs-routes.js';
 import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
-import { registerDocs } from './routes/docs/docs-routes.js';
 import { operationsRoutes } from './routes/operations-schemas.js';
 import { createAuth } from './routes/token/auth-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';

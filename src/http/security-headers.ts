@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 
 /**
- * The policy of every answer but the docs page (which sets its own, src/routes/docs/docs-routes.ts): the API
+ * The policy of every answer but the docs page (which sets its own, src/openapi/docs-routes.ts): the API
  * answers JSON, never a page, so nothing it sends may load, run or be framed in a browser.
  */
 const API_CSP = {

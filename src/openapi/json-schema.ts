@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../fields/json-schema.js';
+import { type JsonSchema, schemaRef } from '../fields/json-schema.js';
 
 /** A JSON Schema 2020-12 object, as OpenAPI 3.1 uses them (field types give theirs: src/fields). */
 export type { JsonSchema };
@@ -6,8 +6,7 @@ export type { JsonSchema };
 /** An OpenAPI object (operation, response, parameter, ...), kept loose: the test validates the document. */
 export type OpenApiObject = { [key: string]: unknown };
 
-/** A reference to a schema of components.schemas. */
-export const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+export { schemaRef };
 
 /** A reference to a response of components.responses. */
 export const responseRef = (name: string): OpenApiObject => ({ $ref: `#/components/responses/${name}` });

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import helmet from 'helmet';
 import { helmetHeaders } from '../../src/http/security-headers.js';
-import { DOCS_CSP } from '../../src/routes/docs/docs-routes.js';
+import { DOCS_CSP } from '../../src/openapi/docs-routes.js';
 import { appForNewTenant } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 

@@ -1,8 +1,8 @@
 import Type, { type TSchema } from 'typebox';
 import { ACKNOWLEDGE_BODY_LIMIT } from '../../deliveries/acknowledge.js';
 import { MAX_REJECTIONS, REJECT_BODY_LIMIT } from '../../deliveries/rejections.js';
+import { schemaRef } from '../../fields/json-schema.js';
 import type { RouteDeclaration } from '../../http/route-schema.js';
-import { schemaRef } from '../../openapi/json-schema.js';
 import { MAX_BATCH_ITEMS } from '../../resources/batch-resource.js';
 import { deliveries } from '../../resources/deliveries.js';
 

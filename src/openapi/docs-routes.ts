@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { openApiJson } from '../../openapi/document.js';
+import { openApiJson } from './document.js';
 
 /**
  * The docs page's policy (docs/decisions/0029-security-headers.md): its scripts, styles and the document
