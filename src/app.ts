@@ -245,7 +245,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     try {
-      // A large batch body stays bytes, parsed in a worker thread (src/workers/batch-worker-pool.ts).
+      // A large batch body stays bytes, parsed in a worker thread (src/body-threads/batch-worker-pool.ts).
       done(null, parseJsonRequest(body as Buffer, request.routeOptions.config.rawJsonFrom));
     } catch {
       done(problems.invalidJson(), undefined);

@@ -24,7 +24,7 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /**
    * Batches parsed, validated and written at once in this process (BATCH_CONCURRENCY); small ones may
-   * fill more places while no large one waits (src/batch/batch-admission.ts, admissionFor).
+   * fill more places while no large one waits (src/admission/batch-admission.ts, admissionFor).
    */
   readonly batchConcurrency: number;
   /** Of them, batches of one tenant (BATCH_CONCURRENCY_PER_TENANT). */

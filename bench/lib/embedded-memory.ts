@@ -34,7 +34,7 @@ export interface EmbeddedMemory {
 export const EMBEDDED_BARS = { restKb: 200 * 1024, batchKb: 350 * 1024, firstReadyMs: 5_000 };
 
 const REST_MS = 3_000;
-/** After batches: the embedded default ends its worker threads once idle (src/workers/batch-worker-pool.ts). */
+/** After batches: the embedded default ends its worker threads once idle (src/body-threads/batch-worker-pool.ts). */
 const AFTER_BATCHES_MS = 6_000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

@@ -45,7 +45,7 @@ export type AcknowledgeCheck =
 /**
  * The body's bytes parsed and checked as the acknowledgement's: the batch array rules, then every
  * element a delivery code. Pure, so that a large body can run it in the worker thread
- * (src/workers/batch-worker-pool.ts) with the same answer as inline.
+ * (src/body-threads/batch-worker-pool.ts) with the same answer as inline.
  */
 export function checkAcknowledgeBytes(bytes: Buffer): AcknowledgeCheck {
   return checkJsonBytes(bytes, checkAcknowledgeValue);

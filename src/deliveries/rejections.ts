@@ -52,7 +52,7 @@ export type RejectCheck =
 
 /**
  * The body's bytes parsed and checked as a rejection's. Pure, so that a large body can run it in the
- * worker thread (src/workers/batch-worker-pool.ts) with the same answer as inline.
+ * worker thread (src/body-threads/batch-worker-pool.ts) with the same answer as inline.
  */
 export function checkRejectBytes(bytes: Buffer): RejectCheck {
   return checkJsonBytes(bytes, checkRejectValue);

@@ -15,7 +15,7 @@ export const isUtf8Charset = (charset: string | undefined) =>
 
 /**
  * A JSON body left as bytes for its route, which parses it off the event loop (a large batch body:
- * src/workers/batch-worker-pool.ts). The charset was checked; nothing else.
+ * src/body-threads/batch-worker-pool.ts). The charset was checked; nothing else.
  */
 export class RawJson {
   readonly bytes: Buffer;

@@ -237,7 +237,7 @@ export class AppMetrics implements BatchMetrics {
     });
   }
 
-  /** The batch admission's state at scrape time (src/batch/batch-admission.ts). */
+  /** The batch admission's state at scrape time (src/admission/batch-admission.ts). */
   watchAdmission(admission: {
     readonly counts: { running: number; waiting: number };
     readonly heldBytes: number;

@@ -85,7 +85,7 @@ export const problems = {
       [{ message: `Too many requests with an invalid subscription key; retry in ${retryAfter} seconds` }],
       { 'retry-after': String(retryAfter) },
     ),
-  /** The tenant already has as many batches waiting as it may (src/batch/batch-admission.ts). */
+  /** The tenant already has as many batches waiting as it may (src/admission/batch-admission.ts). */
   batchQueueFull: (retryAfter: number) =>
     new HttpProblem(
       429,

@@ -11,7 +11,7 @@ export class BodyTooLarge extends Error {
 }
 
 /**
- * Reads a request body whole before the batch asks for a place (src/batch/batch-admission.ts), so a
+ * Reads a request body whole before the batch asks for a place (src/admission/batch-admission.ts), so a
  * client sending slowly holds no place while others wait. The body limit is enforced here as Fastify
  * would (413 on a declared length over it before reading, or as soon as the bytes pass it), since
  * Fastify counts only later, on the stream returned for its parser.

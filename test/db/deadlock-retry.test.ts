@@ -12,7 +12,7 @@ import { createTenant } from '../../src/tenants/tenants.js';
 /*
  * A batch that PostgreSQL aborts as a deadlock victim (40P01) is run again whole, and the client sees
  * only its 201: withRetry (src/db/database.ts) around a plain batch's one statement
- * (src/batch/answer-batch.ts) and around a keyed request's transaction (src/db/postgres.ts). No other
+ * (src/batch/write-block.ts) and around a keyed request's transaction (src/db/postgres.ts). No other
  * test forces a deadlock, so without this one the retry could go unnoticed. A transaction of the
  * test's own holds price B; the service's prices upsert, which locks existing rows in key order,
  * takes A and waits for B; the test then asks for A. The test's session checks for deadlocks after

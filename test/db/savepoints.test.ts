@@ -8,7 +8,7 @@ import { backends } from '../helpers/backends.js';
  * Savepoints on the transaction interface (src/db/database.ts, Transaction.savepoint): a part of a
  * transaction kept when it resolves, undone when it throws (the transaction goes on), undone anyway
  * with `undo` (a dry run), and nested ones each on their own. The keyed batch's dry run and its write
- * that may name a missing reference run under one (src/batch/answer-batch.ts).
+ * that may name a missing reference run under one (src/batch/write-block.ts).
  */
 
 async function scratchTable(db: Database): Promise<string> {

@@ -17,7 +17,7 @@ import { newDatabaseSettings, servedBackends } from '../helpers/served-settings.
  * `sfa-backoffice serve` runs: started again, the service resumes the job after its last committed
  * block; the job succeeds with the counts of a run without the kill, and each row is once in the feed.
  *
- * The process runs this tree's sources (src/cli.ts under tsx, as test/workers/batch-worker-served
+ * The process runs this tree's sources (src/cli.ts under tsx, as test/body-threads/batch-worker-served
  * does), not a dist/ built some other time, with the node options and environment of the command's
  * first line (bin/sfa-backoffice.js). Its requests stay within the rate limit of the subscription key
  * (1,200 a minute): a 429 is sent again after its Retry-After, and the job is polled at a pace set by

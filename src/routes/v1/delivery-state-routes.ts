@@ -45,7 +45,7 @@ export interface DeliveryStateRouteDeps {
 
 /**
  * Large bodies go to the worker thread one at a time per tenant: the pool's two threads also serve
- * the admitted batches (src/batch/batch-admission.ts), and one tenant's flood of large bodies must
+ * the admitted batches (src/admission/batch-admission.ts), and one tenant's flood of large bodies must
  * wait on itself, not take both from everyone's batches.
  */
 const workerTurns = new OneAtATime<number>();
