@@ -1,8 +1,7 @@
 -- Filtered lists (GET /v1/customers?modified_from=..., pending deliveries of one seller, ...) still
 -- count their rows, 40-170 ms at a million rows; a client walking the pages of one filter paid that on
 -- every page. The service now keeps each filtered total in memory with the version below, and the page
--- statement counts again only when the version moved (docs/decisions/0058-filtered-totals-kept.md):
--- every statement that
+-- statement counts again only when the version moved (docs/performance.md): every statement that
 -- inserts, updates or deletes rows of a tenant's customers or deliveries bumps it, in the same
 -- transaction, whatever filter the change may affect.
 

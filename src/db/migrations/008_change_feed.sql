@@ -1,8 +1,7 @@
 -- The change feed (extensions.md 10, GET /v1/changes): every resource table records which
 -- transaction wrote each row last (change_xid), and the feed serves rows in (change_xid, key) order,
 -- only those below the reading snapshot's xmin: every transaction that can still commit has an xid at
--- or above it, so nothing can later appear behind a cursor already handed out
--- (docs/decisions/0059-feed-position-xid.md).
+-- or above it, so nothing can later appear behind a cursor already handed out (docs/decisions.md).
 --
 -- The default covers every insert: a row is new in the transaction that inserts it. The statements
 -- that change an existing row set change_xid = pg_current_xact_id() themselves (the batch upsert of

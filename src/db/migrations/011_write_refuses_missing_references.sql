@@ -3,7 +3,7 @@
 -- raises SQLSTATE SFA01, so the statement fails whole, with or without a transaction around it. Until
 -- this migration the statement only answered the count and the caller rolled back its transaction:
 -- every referring write then paid BEGIN and COMMIT round trips, and a statement run outside one kept
--- the rows. docs/decisions/0022-references-checked-by-the-write.md.
+-- the rows. docs/decisions.md, "References checked by the write".
 
 CREATE FUNCTION refuse_missing_references(missing bigint) RETURNS bigint LANGUAGE plpgsql AS $$
 BEGIN

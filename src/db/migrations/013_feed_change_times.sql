@@ -1,8 +1,7 @@
 -- When each row took its place in the change feed (changed_at: the writing transaction's now(), set
 -- with change_xid by every statement that moves a row: src/sql/changes.ts FEED_MOVE), so that the feed
--- can tell a cursor from a history the database no longer has (extensions.md 10,
--- docs/decisions/0066-feed-after-restore-to-earlier-point.md). A cursor carries the time it was
--- handed out; in one history every
+-- can tell a cursor from a history the database no longer has (extensions.md 10, docs/decisions.md
+-- "A restore to an earlier point"). A cursor carries the time it was handed out; in one history every
 -- row at or behind its position committed before that time. A row behind it that changed later was
 -- written after the database went back to an earlier point (a restored copy, point-in-time recovery, a
 -- promoted replica that lagged), where the counter gave out positions again: the cursor is refused.
