@@ -1,5 +1,22 @@
-import { BatchNotAdmitted } from '../batch/batch-errors.js';
 import { type AdmissionLimits, DEFAULT_ADMISSION, LIGHT_PLACES_MAX } from './admission-limits.js';
+
+/**
+ * Why a batch was not let in (the admission below): its tenant has as many batches waiting
+ * as it may, the process holds as many bodies as its budget allows, or the batch waited too long (or
+ * its client left). Nothing of it was written; it may be sent again after retryAfterSeconds.
+ */
+export type NotAdmittedReason = 'queueFull' | 'bodiesFull' | 'busy';
+
+export class BatchNotAdmitted extends Error {
+  readonly reason: NotAdmittedReason;
+  readonly retryAfterSeconds: number;
+  constructor(reason: NotAdmittedReason, retryAfterSeconds: number) {
+    super(`batch not admitted: ${reason}`);
+    this.name = 'BatchNotAdmitted';
+    this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
 
 /** Light places per place of BATCH_CONCURRENCY: an operator who lowers it lowers them too. */
 const LIGHT_PLACES_PER_PLACE = 4;
@@ -335,5 +352,37 @@ export class BatchAdmission {
   #retryAfter(position: number): number {
     const seconds = Math.ceil((position * this.#holdMs) / this.#limits.runningPerTenant / 1000);
     return Math.min(MAX_RETRY_S, Math.max(MIN_RETRY_S, seconds));
+  }
+}
+
+/**
+ * `work` (a bulk job's block of writes) in a place of the admission, waiting a little at a time for
+ * one: jobs take places like batch uploads, so the two share fairly. `checkStopping` throws once the
+ * waiting should end.
+ */
+export async function inTurn<T>(
+  admission: BatchAdmission,
+  tenantId: number,
+  bytes: number,
+  checkStopping: () => void,
+  work: () => Promise<T>,
+): Promise<T> {
+  for (;;) {
+    checkStopping();
+    let ticket: BatchTicket;
+    try {
+      ticket = admission.enter(tenantId, bytes);
+      await ticket.admitted;
+    } catch (error) {
+      if (!(error instanceof BatchNotAdmitted)) throw error;
+      // The tenant's own batches fill its places: the work waits its turn behind them.
+      await new Promise((done) => setTimeout(done, 50));
+      continue;
+    }
+    try {
+      return await ticket.run(work);
+    } finally {
+      ticket.closed();
+    }
   }
 }

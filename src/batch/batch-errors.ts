@@ -56,24 +56,6 @@ export class InvalidBatchParameter extends Error {
   }
 }
 
-/**
- * Why a batch was not let in (src/admission/batch-admission.ts): its tenant has as many batches waiting
- * as it may, the process holds as many bodies as its budget allows, or the batch waited too long (or
- * its client left). Nothing of it was written; it may be sent again after retryAfterSeconds.
- */
-export type NotAdmittedReason = 'queueFull' | 'bodiesFull' | 'busy';
-
-export class BatchNotAdmitted extends Error {
-  readonly reason: NotAdmittedReason;
-  readonly retryAfterSeconds: number;
-  constructor(reason: NotAdmittedReason, retryAfterSeconds: number) {
-    super(`batch not admitted: ${reason}`);
-    this.name = 'BatchNotAdmitted';
-    this.reason = reason;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
 /** Thrown when validation itself fails (a bug), as opposed to finding invalid input. */
 export class ValidationCrash extends Error {
   constructor(cause: unknown) {

@@ -1,9 +1,5 @@
-import {
-  BatchArrayRefused,
-  BatchNotAdmitted,
-  InvalidBatch,
-  InvalidBatchParameter,
-} from '../batch/batch-errors.js';
+import { BatchNotAdmitted } from '../admission/batch-admission.js';
+import { BatchArrayRefused, InvalidBatch, InvalidBatchParameter } from '../batch/batch-errors.js';
 import {
   IdempotencyKeyInProgress,
   IdempotencyKeyReused,

@@ -1,6 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { BatchAdmission } from '../admission/batch-admission.js';
-import { BatchNotAdmitted } from '../batch/batch-errors.js';
+import { inTurn } from '../admission/batch-admission.js';
 import { type CheckedBatch, checkedRows, checkRows, keyOf } from '../batch/check-block.js';
 import { answerChecked } from '../batch/write-block.js';
 import type { FieldValue } from '../fields/field.js';
@@ -162,34 +161,15 @@ async function writeBlock(
       }
       return written;
     });
-  const written = checked ? await inTurn(context, job.tenant_id, resource, transaction) : await transaction();
+  const written = checked
+    ? await inTurn(
+        context.admission,
+        job.tenant_id,
+        resource.bodyLimit,
+        () => checkStopping(context),
+        transaction,
+      )
+    : await transaction();
   for (const { table, rows: changed } of written) await db.wrote(table, changed);
   if (checked) context.wroteRows(resource.name, checked.items);
-}
-
-/** A block's transaction in a place of the batch admission, waiting (a little at a time) for one. */
-async function inTurn<T>(
-  context: JobRunContext,
-  tenantId: number,
-  resource: BatchResource,
-  work: () => Promise<T>,
-): Promise<T> {
-  for (;;) {
-    checkStopping(context);
-    let ticket: ReturnType<BatchAdmission['enter']>;
-    try {
-      ticket = context.admission.enter(tenantId, resource.bodyLimit);
-      await ticket.admitted;
-    } catch (error) {
-      if (!(error instanceof BatchNotAdmitted)) throw error;
-      // The tenant's own batches fill its places: the job waits its turn behind them.
-      await new Promise((done) => setTimeout(done, 50));
-      continue;
-    }
-    try {
-      return await ticket.run(work);
-    } finally {
-      ticket.closed();
-    }
-  }
 }

@@ -6,9 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { injectTransport } from '../../kit/transport.js';
 import { DEFAULT_ADMISSION, LIGHT_PLACES_MAX } from '../../src/admission/admission-limits.js';
-import { admissionFor, BatchAdmission, type BatchTicket } from '../../src/admission/batch-admission.js';
+import {
+  admissionFor,
+  BatchAdmission,
+  BatchNotAdmitted,
+  type BatchTicket,
+} from '../../src/admission/batch-admission.js';
 import { buildApp } from '../../src/app.js';
-import { BatchNotAdmitted } from '../../src/batch/batch-errors.js';
 import type { Database } from '../../src/db/database.js';
 import { problemOf } from '../../src/http/domain-problems.js';
 import { createTenant } from '../../src/tenants/tenants.js';

@@ -4,8 +4,7 @@ import type {
   onRequestHookHandler,
   preParsingAsyncHookHandler,
 } from 'fastify';
-import type { BatchAdmission, BatchTicket } from '../../admission/batch-admission.js';
-import { BatchNotAdmitted } from '../../batch/batch-errors.js';
+import { type BatchAdmission, BatchNotAdmitted, type BatchTicket } from '../../admission/batch-admission.js';
 import { batchOptions } from '../../batch/batch-options.js';
 import type { CheckedBatch } from '../../batch/check-block.js';
 import { answerChecked, type BatchResult } from '../../batch/write-block.js';
