@@ -50,7 +50,7 @@ export async function* fileBlocks(
   if (block.length > 0) yield block;
 }
 
-/** A block of the rows the writing reads: those that passed the check, and the block's last line. */
+/** A block of the rows a pass reads (the writing: those that passed the check), and the block's last line. */
 export interface KeptBlock {
   rows: FileRow[];
   /** The block's last line, a failed row's included: the job's progress once the block commits. */
@@ -58,19 +58,24 @@ export interface KeptBlock {
 }
 
 /**
- * The file's blocks from the line after `fromLine`, each without the rows the check found invalid
- * (read back from the job's results as the reading goes: src/jobs/failed-lines.ts).
+ * The file's blocks from the line after `fromLine`; with `leaveOutFailed`, each without the rows the
+ * check found invalid (read back from the job's results as the reading goes: src/jobs/failed-lines.ts).
  */
 export async function* keptBlocks(
   db: Database,
   job: ClaimedJob,
   resource: BatchResource,
   fromLine: number,
+  leaveOutFailed: boolean,
 ): AsyncGenerator<KeptBlock> {
   let failed: FailedLines | undefined;
   for await (const all of fileBlocks(db, job, resource)) {
     const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
     if (block.length === 0) continue;
+    if (!leaveOutFailed) {
+      yield { rows: block, toLine: block.at(-1)!.line };
+      continue;
+    }
     failed ??= new FailedLines(db, job.id);
     yield { rows: await failed.keep(block), toLine: block.at(-1)!.line };
   }

@@ -51,7 +51,7 @@ export const MAX_COLUMNS = 1_000;
  */
 export function fileRows(chunks: AsyncIterable<Uint8Array>, shape: FileShape): AsyncGenerator<FileRow[]> {
   const text = utf8Text(chunks);
-  return shape.format === 'csv' ? csvRows(text, shape) : ndjsonRows(text, shape.maxRowChars);
+  return shape.format === 'ndjson' ? ndjsonRows(text, shape.maxRowChars) : csvRows(text, shape);
 }
 
 const count = (n: number) => n.toLocaleString('en-US');

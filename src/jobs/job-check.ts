@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { checkRows, keyOf, sentKeyText } from '../batch/check-block.js';
+import { type CheckedRows, checkRows, keyOf, sentKeyText } from '../batch/check-block.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {
   type ClaimedJob,
@@ -8,7 +8,7 @@ import {
   renewJob,
   startValidation,
 } from '../sql/job-runs.js';
-import { fileBlocks, keptBlocks } from './file-blocks.js';
+import { type KeptBlock, keptBlocks } from './file-blocks.js';
 import { FileProblem } from './file-rows.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import { RepeatedKeys } from './repeated-keys.js';
@@ -17,6 +17,30 @@ import { RepeatedKeys } from './repeated-keys.js';
  * The second stage of a job run: its blocks checked by the batch's rules (src/batch/check-block.ts),
  * the whole file before anything is written (state validating), and again as each block is written.
  */
+
+/** A block of the file's rows as a pass reads it: checked by the batch rules. */
+export interface CheckedBlock extends KeptBlock {
+  checked: CheckedRows;
+}
+
+/**
+ * The file's blocks from the line after `fromLine`, each checked: what every pass of a run reads.
+ * Validating: every row, the reference rule included (one query a block). Writing: without the rows
+ * the check found invalid, and without the reference rule, which they passed then.
+ */
+export async function* checkedBlocks(
+  context: JobRunContext,
+  job: ClaimedJob,
+  resource: BatchResource,
+  fromLine: number,
+): AsyncGenerator<CheckedBlock> {
+  const validating = job.state === 'validating';
+  for await (const { rows, toLine } of keptBlocks(context.db, job, resource, fromLine, !validating)) {
+    checkStopping(context);
+    const checked = await checkRows(context.db, job.tenant_id, resource, rows, validating);
+    yield { rows, toLine, checked };
+  }
+}
 
 /** A row's key as sent, for its result line. */
 export function keyText(resource: BatchResource, item: unknown): string {
@@ -44,9 +68,7 @@ export async function checkFile(
   let received = 0;
   let invalid = 0;
   try {
-    for await (const block of fileBlocks(db, job, resource)) {
-      checkStopping(context);
-      const checked = await checkRows(db, job.tenant_id, resource, block, true);
+    for await (const { rows: block, checked } of checkedBlocks(context, job, resource, 0)) {
       const lines: number[] = [];
       let body = '';
       for (let at = 0; at < block.length; at++) {
@@ -92,9 +114,7 @@ export async function findRepeats(
 ): Promise<RepeatedKeys> {
   const { db } = context;
   const repeated = new RepeatedKeys(fileBytes);
-  for await (const { rows } of keptBlocks(db, job, resource, 0)) {
-    checkStopping(context);
-    const checked = await checkRows(db, job.tenant_id, resource, rows, false);
+  for await (const { rows, checked } of checkedBlocks(context, job, resource, 0)) {
     for (let at = 0; at < rows.length; at++) {
       const values = checked.values[at];
       if (values) repeated.add(keyOf(resource.keyPositions, values), rows[at]!.line);

@@ -1,12 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { inTurn } from '../admission/batch-admission.js';
-import { type CheckedBatch, checkedRows, checkRows, keyOf } from '../batch/check-block.js';
+import { type CheckedBatch, checkedRows, keyOf } from '../batch/check-block.js';
 import { answerChecked } from '../batch/write-block.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { type ClaimedJob, recordWritten, type WrittenBlock } from '../sql/job-runs.js';
-import { keptBlocks } from './file-blocks.js';
-import { keyText } from './job-check.js';
+import { checkedBlocks, keyText } from './job-check.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import type { RepeatedKeys } from './repeated-keys.js';
 
@@ -46,9 +45,7 @@ async function* readyBlocks(
   repeated: RepeatedKeys | undefined,
   fromLine: number,
 ): AsyncGenerator<ReadyBlock> {
-  for await (const { rows: kept, toLine } of keptBlocks(context.db, job, resource, fromLine)) {
-    checkStopping(context);
-    const checked = await checkRows(context.db, job.tenant_id, resource, kept, false);
+  for await (const { rows: kept, toLine, checked } of checkedBlocks(context, job, resource, fromLine)) {
     const values: FieldValue[][] = [];
     const keyTexts: string[] = [];
     const ready: ReadyBlock = { checked: undefined, lines: [], outcomes: [], toLine };
