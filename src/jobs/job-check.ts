@@ -60,15 +60,16 @@ export async function checkFile(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
-  fileBytes: number,
 ): Promise<{ failed?: string; repeated?: RepeatedKeys | undefined }> {
   const { db, holder, leaseSeconds } = context;
+  // A generator reads nothing until it is iterated: the first block is read after the start below.
+  const blocks = checkedBlocks(context, job, resource, 0);
+  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(job.bytes) : undefined;
   if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
-  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(fileBytes) : undefined;
   let received = 0;
   let invalid = 0;
   try {
-    for await (const { rows: block, checked } of checkedBlocks(context, job, resource, 0)) {
+    for await (const { rows: block, checked } of blocks) {
       const lines: number[] = [];
       let body = '';
       for (let at = 0; at < block.length; at++) {
@@ -110,11 +111,11 @@ export async function findRepeats(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
-  fileBytes: number,
 ): Promise<RepeatedKeys> {
   const { db } = context;
-  const repeated = new RepeatedKeys(fileBytes);
-  for await (const { rows, checked } of checkedBlocks(context, job, resource, 0)) {
+  const blocks = checkedBlocks(context, job, resource, 0);
+  const repeated = new RepeatedKeys(job.bytes);
+  for await (const { rows, checked } of blocks) {
     for (let at = 0; at < rows.length; at++) {
       const values = checked.values[at];
       if (values) repeated.add(keyOf(resource.keyPositions, values), rows[at]!.line);

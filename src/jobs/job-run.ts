@@ -4,7 +4,6 @@ import { checkFile, findRepeats } from './job-check.js';
 import { JobLetGo, type JobRunContext } from './job-run-context.js';
 import { writeFile } from './job-write.js';
 import type { RepeatedKeys } from './repeated-keys.js';
-import { storedBytes } from './stored-file.js';
 
 /*
  * One job run (extensions.md 12), from its claim to its end or until it is let go, in stages: the
@@ -21,10 +20,9 @@ export async function runJob(
   job: ClaimedJob,
   resource: BatchResource,
 ): Promise<void> {
-  const fileBytes = await storedBytes(context.db, job.id);
   let repeated: RepeatedKeys | undefined;
   if (job.state === 'validating') {
-    const verdict = await checkFile(context, job, resource, fileBytes);
+    const verdict = await checkFile(context, job, resource);
     if (verdict.failed !== undefined) {
       if (!(await finishJob(context.db, job.id, context.holder, 'failed', verdict.failed))) {
         throw new JobLetGo('lost');
@@ -36,7 +34,7 @@ export async function runJob(
     job = { ...job, state: 'writing', written_line: 0 };
   } else if (resource.onExisting === 'update') {
     // Resumed while writing: which rows a later one replaces is known again by reading the file.
-    repeated = await findRepeats(context, job, resource, fileBytes);
+    repeated = await findRepeats(context, job, resource);
   }
   await writeFile(context, job, resource, repeated);
   if (!(await finishJob(context.db, job.id, context.holder, 'succeeded', null))) throw new JobLetGo('lost');

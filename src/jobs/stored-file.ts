@@ -20,9 +20,3 @@ export async function* storedFile(q: Queryable, jobId: string): AsyncGenerator<U
     }
   }
 }
-
-/** The file's size in bytes. */
-export async function storedBytes(q: Queryable, jobId: string): Promise<number> {
-  const parts = await selectParts(q, jobId);
-  return parts.reduce((sum, part) => sum + part.bytes, 0);
-}

@@ -14,6 +14,8 @@ export interface ClaimedJob {
   delimiter: string;
   state: 'validating' | 'writing';
   written_line: number;
+  /** The file's size in bytes (its parts are fixed once the job completes). */
+  bytes: number;
 }
 
 /**
@@ -40,7 +42,8 @@ UPDATE jobs j SET holder = $1, held_until = now() + make_interval(secs => $2),
 FROM next
 WHERE j.id = next.id AND (j.held_until IS NULL OR j.held_until < now())
 RETURNING j.id, j.tenant_id, j.resource, j.format, j.on_invalid, j.delimiter, j.state,
-  j.written_line::float8 AS written_line`;
+  j.written_line::float8 AS written_line,
+  (SELECT coalesce(sum(p.bytes), 0) FROM job_parts p WHERE p.job_id = j.id)::float8 AS bytes`;
 
 export async function claimJob(
   q: Queryable,
