@@ -13,11 +13,23 @@ import { csv, drainJobs, holderOf, resultsOf, submitJob, testJobWork, until } fr
  * are the same.
  */
 
-/** The database, with the `after` line of every read of a job's failed lines recorded. */
+/**
+ * The database, with the `after` line of every read of a job's failed lines recorded, and each
+ * transaction's end marked (-1) among them: the order tells what was read before which write ended.
+ */
 function watchingFailedReads(db: Database, afters: number[]): Database {
   return new Proxy(db, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
+      if (name === 'transaction') {
+        return async (...args: unknown[]) => {
+          try {
+            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } finally {
+            afters.push(TRANSACTION_ENDED);
+          }
+        };
+      }
       if (name !== 'query') return typeof value === 'function' ? value.bind(target) : value;
       return (sql: string, params?: unknown[]) => {
         if (sql.includes("outcome = 'failed' AND first_line >")) afters.push(Number(params![1]));
@@ -26,6 +38,9 @@ function watchingFailedReads(db: Database, afters: number[]): Database {
     },
   });
 }
+
+/** In the list of reads, where a transaction ended. */
+const TRANSACTION_ENDED = -1;
 
 const ROWS = 25_000;
 
@@ -120,10 +135,22 @@ for (const backend of backends()) {
             'the first block waits for its place',
           );
           const readsSecond = () => afters.includes(secondBlockFailed);
-          if (!serving)
+          if (!serving) {
             await until(async () => readsSecond(), Boolean, 'the second block made ready', 30_000);
-          else await new Promise((resolve) => setTimeout(resolve, 500));
-          assert.equal(readsSecond(), !serving, `serving ${serving}: reads ${JSON.stringify(afters)}`);
+            assert.ok(readsSecond(), `reads ${JSON.stringify(afters)}`);
+          } else {
+            // Nothing to wait for: the second block is read only once the first is written. So the
+            // place is given, the job ends, and the order of what happened is read after.
+            const given = afters.length;
+            held.closed();
+            await work.settled();
+            const read = afters.indexOf(secondBlockFailed);
+            const written = afters.indexOf(TRANSACTION_ENDED, given);
+            assert.ok(
+              written >= 0 && read > written,
+              `the first block written, then the second read: ${JSON.stringify(afters)}`,
+            );
+          }
         } finally {
           // The place given back, so the job ends even when an assertion failed.
           held.closed();
