@@ -10,6 +10,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
+import { metricValue } from '../helpers/metrics.js';
 import { type PrivateCluster, startPrivateCluster } from '../helpers/private-cluster.js';
 
 /*
@@ -99,14 +100,28 @@ describe('light places in the app on postgres', {
       );
       assert.equal(locked.rowCount, codes.length);
     };
-    /** Waits until `count` statements wait, then a while more to see no other join them. */
-    const settleAt = async (count: number) => {
-      for (let tries = 0; (await waiting()) < count; tries++) {
-        assert.ok(tries < 200, `${count} statements waiting (now ${await waiting()})`);
+    /**
+     * Waits until every one of `sent` batches is admitted or waiting for a place (the admission's own
+     * counts), then until each admitted one's statement waits on its row: nothing else can start
+     * then, so no fixed wait is needed to see that no other joins. Answers how many run at once.
+     */
+    const settleAt = async (sent: number) => {
+      const admitted = () => metricValue(served, 'sfa_batch_running');
+      const queued = () => metricValue(served, 'sfa_batch_waiting');
+      for (let tries = 0; (await admitted()) + (await queued()) < sent; tries++) {
+        assert.ok(
+          tries < 400,
+          `${sent} batches at the admission (now ${await admitted()} + ${await queued()})`,
+        );
         await sleep(25);
       }
-      await sleep(300);
-      return waiting();
+      const running = await admitted();
+      for (let tries = 0; (await waiting()) < running; tries++) {
+        assert.ok(tries < 400, `${running} statements waiting (now ${await waiting()})`);
+        await sleep(25);
+      }
+      assert.equal(await waiting(), running, 'every admitted batch, and only those, waits on its row');
+      return running;
     };
     return { post, lock, settleAt, release };
   }
@@ -118,7 +133,7 @@ describe('light places in the app on postgres', {
     assert.equal((await post(codes.map((code) => ({ code, description: 'first' })))).statusCode, 201);
     await lock(codes);
     const answers = codes.map((code) => post([{ code, description: 'changed' }]));
-    assert.equal(await settleAt(LIGHT_PLACES), LIGHT_PLACES);
+    assert.equal(await settleAt(codes.length), LIGHT_PLACES);
     await release();
     for (const answer of await Promise.all(answers)) assert.equal(answer.statusCode, 201, answer.body);
   });
@@ -134,7 +149,7 @@ describe('light places in the app on postgres', {
     ];
     assert.ok(JSON.stringify(heavy('L0')).length > 256 * 1024);
     const answers = codes.slice(0, 3).map((code) => post(heavy(code)));
-    assert.equal(await settleAt(1), 1);
+    assert.equal(await settleAt(3), 1);
     await release();
     for (const answer of await Promise.all(answers)) assert.equal(answer.statusCode, 201, answer.body);
   });
