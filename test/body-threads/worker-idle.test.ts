@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { mock, test } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { NO_OPTIONS } from '../../src/batch/batch-options.js';
 import {
   checkBody,
@@ -25,17 +25,34 @@ const body = () => {
   return bytes;
 };
 
+/**
+ * Gives the event loop turns, the clock of timers frozen (mock timers: no idle time passes), until
+ * every thread ended; a few turns do (the idle handler is set with the task's answer), whatever the
+ * machine's speed. Answers the threads still alive.
+ */
+async function threadsLeftWithNoTimePassing(): Promise<number> {
+  for (let turn = 0; turn < 100 && workerThreads() > 0; turn++) {
+    mock.timers.tick(0);
+    await nextTurn();
+  }
+  return workerThreads();
+}
+
 test('once told (as the embedded default is), threads end as soon as they are idle', async () => {
   // A pool made before endWorkersWhenIdle keeps its setting: this file's pool is made after it.
   assert.equal(workerThreads(), 0, 'no thread before the first large body');
   endWorkersWhenIdle();
-  const checked = await checkBody(customers, body(), Number.POSITIVE_INFINITY, NO_OPTIONS);
-  assert.equal(checked.errors.length, 0);
-  // Ended within moments of its task (the default keeps it 5 s): waited for by looking, not by a timer's length.
-  for (let look = 0; look < 200 && workerThreads() > 0; look++) await sleep(10);
-  assert.equal(workerThreads(), 0, 'the thread ended once idle');
-  // A new body starts a new thread, which ends again.
-  await checkBody(customers, body(), Number.POSITIVE_INFINITY, NO_OPTIONS);
-  for (let look = 0; look < 200 && workerThreads() > 0; look++) await sleep(10);
-  assert.equal(workerThreads(), 0);
+  // The idle keep is a timer: with the clock frozen, a thread that ends does so with no idle time
+  // passed at all, where the default would keep it until 5 s of the clock had.
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const checked = await checkBody(customers, body(), Number.POSITIVE_INFINITY, NO_OPTIONS);
+    assert.equal(checked.errors.length, 0);
+    assert.equal(await threadsLeftWithNoTimePassing(), 0, 'the thread ended once idle');
+    // A new body starts a new thread, which ends again.
+    await checkBody(customers, body(), Number.POSITIVE_INFINITY, NO_OPTIONS);
+    assert.equal(await threadsLeftWithNoTimePassing(), 0);
+  } finally {
+    mock.timers.reset();
+  }
 });
