@@ -14,7 +14,8 @@ import { keyFlood } from '../helpers/key-flood.js';
  * Large batch bodies are parsed, checked and turned into column literals in a worker thread, so that
  * one request cannot hold the event loop every tenant shares: a key flood's JSON.parse alone held the event loop 400-650 ms for 4 MiB and 1-4 s for
  * 16 MiB. Here the event loop must never be held long while such a body is processed, and the answers of
- * the worker's pipeline must be the inline pipeline's. Figures are printed; time bounds are generous.
+ * the worker's pipeline must be the inline pipeline's. Figures are printed; what is asserted is counted
+ * (tasks of the worker threads), never timed.
  */
 
 const PRODUCTS = '/api/products/batch-create';
@@ -70,6 +71,7 @@ for (const backend of backends()) {
     for (const mib of [4, 16]) {
       test(`a ${mib} MiB key flood: 400 with the cut list, the event loop free meanwhile`, async () => {
         const payload = keyFlood(mib * ONE_MIB).text;
+        const tasksBefore = workerTasksCompleted();
         // Customers: a body limit of 64 MiB (products: 11 MiB).
         const watched = await postWatched(tenant, CUSTOMERS, payload);
         console.log(
@@ -83,9 +85,9 @@ for (const backend of backends()) {
         assert.ok(only.errors.some((error: { field: string }) => error.field === '_0'));
         assert.match(only.errors[100].message, /^Too many errors in this item/);
         // Counted, not timed: inline, the parse alone held the event loop 870-1,160 ms for 4 MiB and
-        // 4.8-5.4 s for 16 MiB in one piece, so hardly a /health was answered during the request; with
-        // the worker, one every 20 ms or so, however busy the machine (it slows both alike).
-        assert.ok(watched.answered >= 10, `${watched.answered} /health answered during the request`);
+        // 4.8-5.4 s for 16 MiB in one piece. The body went to a worker thread instead; how many /health
+        // probes fit meanwhile depends on how fast each thread runs, so it is printed, not asserted.
+        assert.equal(workerTasksCompleted() - tasksBefore, 1, 'one task of the worker threads');
       });
     }
 
