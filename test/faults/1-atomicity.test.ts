@@ -3,9 +3,9 @@ import { after, describe, test } from 'node:test';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
-import { faultSuite } from '../helpers/fault-suite.js';
-import { sleep, waitForStatement, waitIdle } from '../helpers/faults-server.js';
 import { customer, delivery, item } from '../helpers/read-data.js';
+import { faultSuite } from './fault-suite.js';
+import { sleep, waitForStatement, waitIdle } from './faults-server.js';
 
 /*
  * Issue 5 item 1: a batch is all or nothing, also when its database connection is killed

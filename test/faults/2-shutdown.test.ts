@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
-import { faultSuite } from '../helpers/fault-suite.js';
-import { sleep, waitForStatement, waitIdle, within } from '../helpers/faults-server.js';
 import { customer } from '../helpers/read-data.js';
+import { faultSuite } from './fault-suite.js';
+import { sleep, waitForStatement, waitIdle, within } from './faults-server.js';
 
 /*
  * Issue 5 item 4: on SIGTERM the service stops accepting, finishes the requests in flight, closes the

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { faultSuite, secretsOf } from '../helpers/fault-suite.js';
-import { errorLines } from '../helpers/faults-server.js';
-import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
+import { faultSuite, secretsOf } from './fault-suite.js';
+import { errorLines } from './faults-server.js';
+import { compareWithModel, runWorkload, seedWorkloadProducts } from './faults-workload.js';
 
 /*
  * Issue 5 item 3: many clients upserting overlapping keys in random order, mixed with deliveries,
  * acknowledgements and reads, for a bounded time against the built server on PostgreSQL: zero 5xx,
  * zero deadlock or serialization errors reaching a client or the log, and the final tables equal to
- * a model of what was acknowledged with 201 (see test/helpers/faults-workload.ts).
+ * a model of what was acknowledged with 201 (see test/faults/faults-workload.ts).
  */
 
 const DURATION_MS = 15_000;

@@ -3,9 +3,9 @@ import { readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { httpTransport } from '../../kit/transport.js';
 import { leaseSize, RATE_LIMIT_WINDOW_SECONDS } from '../../src/http/rate-limit.js';
-import { faultSuite, secretsOf } from '../helpers/fault-suite.js';
-import { errorLines } from '../helpers/faults-server.js';
-import { compareWithModel, runWorkload, seedWorkloadProducts } from '../helpers/faults-workload.js';
+import { faultSuite, secretsOf } from './fault-suite.js';
+import { errorLines } from './faults-server.js';
+import { compareWithModel, runWorkload, seedWorkloadProducts } from './faults-workload.js';
 
 /*
  * Issue 5 item 8: two instances of the built server start at the same moment on one empty PostgreSQL

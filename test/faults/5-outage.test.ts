@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FORM, tokenForm } from '../../kit/token.js';
 import type { Answer } from '../../kit/transport.js';
-import { faultSuite } from '../helpers/fault-suite.js';
+import { customer, delivery } from '../helpers/read-data.js';
+import { faultSuite } from './fault-suite.js';
 import {
   postgresCluster,
   postgresIsReady,
   requireDatabaseUrl,
   sleep,
   waitForStatement,
-} from '../helpers/faults-server.js';
-import { customer, delivery } from '../helpers/read-data.js';
+} from './faults-server.js';
 
 /*
  * Issue 5 item 2: PostgreSQL stopped under a running server. Requests answer at once (< 6 s) with the

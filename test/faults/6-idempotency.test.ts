@@ -5,9 +5,9 @@ import type { TenantClient } from '../../kit/tenant-client.js';
 import { httpTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
 import type { NewTenant } from '../../src/tenants/tenants.js';
-import { faultSuite } from '../helpers/fault-suite.js';
-import { sleep, waitForStatement, waitIdle } from '../helpers/faults-server.js';
 import { delivery, item } from '../helpers/read-data.js';
+import { faultSuite } from './fault-suite.js';
+import { sleep, waitForStatement, waitIdle } from './faults-server.js';
 
 /*
  * extensions.md 8: the kept answer of an Idempotency-Key is written in the batch's own transaction.

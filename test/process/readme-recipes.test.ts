@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { freePort } from '../../kit/free-port.js';
 import { startFirstServe } from '../helpers/first-start.js';
 import { customer } from '../helpers/read-data.js';
-import { readmeBlock, runBash } from '../helpers/readme-shell.js';
+import { readmeBlock, runBash } from './readme-shell.js';
 
 /*
  * The README's recipes for the change feed ("Downloading changes") and for retries ("Retrying

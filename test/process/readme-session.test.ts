@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 
 import { startFirstServe } from '../helpers/first-start.js';
-import { readmeBlock, runBash } from '../helpers/readme-shell.js';
+import { readmeBlock, runBash } from './readme-shell.js';
 
 /** The shell block of the README's "A first session". */
 const firstSessionBlock = () => readmeBlock('A first session');

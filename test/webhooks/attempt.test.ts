@@ -8,7 +8,7 @@ import {
   MAX_RESPONSE_BYTES,
   retryAfterSeconds,
 } from '../../src/webhooks/attempt.js';
-import { receiver } from '../helpers/webhooks.js';
+import { receiver } from './webhooks.js';
 
 /*
  * One attempt of a webhook delivery against receivers on loopback (allowed by the operator's

@@ -16,13 +16,7 @@ import {
 import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
-import {
-  fixedResolver,
-  privateBackends,
-  type Received,
-  receiver,
-  testWebhookSettings,
-} from '../helpers/webhooks.js';
+import { fixedResolver, privateBackends, type Received, receiver, testWebhookSettings } from './webhooks.js';
 
 /*
  * Webhook deliveries (extensions.md 11) to receivers on loopback, each round run by the test (no

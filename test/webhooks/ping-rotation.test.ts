@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { ownedTenantApp } from '../helpers/app.js';
-import { privateBackends, type Received, receiver, testWebhookSettings } from '../helpers/webhooks.js';
+import { privateBackends, type Received, receiver, testWebhookSettings } from './webhooks.js';
 
 /*
  * A ping is signed like every delivery (src/webhooks/ping.ts, extensions.md 11): by the endpoint's

@@ -4,7 +4,7 @@ import type { Database } from '../../src/db/database.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
-import { privateBackends, receiver, testWebhookSettings } from '../helpers/webhooks.js';
+import { privateBackends, receiver, testWebhookSettings } from './webhooks.js';
 
 /*
  * The backoff of one delivery failing again and again grows (src/webhooks/retry-schedule.ts,

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { addressRules } from '../../src/webhooks/addresses.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { fixedResolver, testWebhookSettings } from '../helpers/webhooks.js';
+import { fixedResolver, testWebhookSettings } from './webhooks.js';
 
 /*
  * The webhook endpoints' management API (extensions.md 11): the endpoint's shape, its secret shown

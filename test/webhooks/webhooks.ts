@@ -8,7 +8,7 @@ import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { addressRules, parseNetworks, type Resolve } from '../../src/webhooks/addresses.js';
 import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
-import type { Backend } from './backends.js';
+import type { Backend } from '../helpers/backends.js';
 
 /** What a receiver on loopback got, in order. */
 export interface Received {

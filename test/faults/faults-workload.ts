@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import type { Answer } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
-import { customer, delivery, item } from './read-data.js';
+import { customer, delivery, item } from '../helpers/read-data.js';
 
 /*
  * A mixed, concurrent workload of one tenant against one or more servers (the tenant's client over
