@@ -419,8 +419,12 @@ for (const backend of backends()) {
           });
 
       const flood = Array.from({ length: 6 }, (_, n) => post(`a${n}`, a, productBatch(`A${n}-`)));
-      // B arrives while A's batches run and wait.
-      await new Promise((wait) => setTimeout(wait, 5));
+      // B arrives while A's batches run and wait: seen in the admission's own counts (or, failing that,
+      // once A's flood was all answered, which the order asserted below then shows).
+      const aHeld = async () =>
+        (await metricValue(app, 'sfa_batch_running')) >= 1 &&
+        (await metricValue(app, 'sfa_batch_waiting')) >= 1;
+      while (done.length < flood.length && !(await aHeld())) await new Promise((turn) => setImmediate(turn));
       const bBatch = post('b', b, productBatch('B-'));
       const bRead = app.inject({ method: 'GET', url: '/v1/customers?limit=10', headers: b });
       const answers = await Promise.all(flood);
