@@ -21,9 +21,21 @@ export interface OperationAnswers {
   security?: OpenApiObject[];
 }
 
-/** A declared schema as the document shows it: without the messages its check reads. */
+/**
+ * A declared schema as the document shows it: without the messages its check reads, and with the
+ * keywords a declaration says to the document only (`documentOnly`, which the check never sees).
+ */
 export function publicSchema(schema: TSchema): JsonSchema {
-  return JSON.parse(JSON.stringify(schema, (key, value) => (key === 'errorMessage' ? undefined : value)));
+  return JSON.parse(
+    JSON.stringify(schema, (key, value) => {
+      if (key === 'errorMessage') return undefined;
+      if (typeof value === 'object' && value !== null && 'documentOnly' in value) {
+        const { documentOnly, ...rest } = value as { documentOnly: object };
+        return { ...rest, ...documentOnly };
+      }
+      return value;
+    }),
+  );
 }
 
 function parametersIn(where: 'path' | 'query', object: TObject | undefined): OpenApiObject[] {

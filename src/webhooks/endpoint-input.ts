@@ -67,9 +67,11 @@ function parseUrl(value: string): URL | undefined {
 
 const resourceName = Type.Enum([...RESOURCE_NAMES]);
 
+// The URL parser decides what a URL is (parseUrl); `format: uri` is said to the document only, since
+// a JSON Schema check of RFC 3986 would refuse what the parser takes (an IDN host, `[` in a query).
 const url = Type.Refine(
   Type.String({
-    format: 'uri',
+    documentOnly: { format: 'uri' },
     maxLength: MAX_URL_LENGTH,
     description:
       'absolute https:// URL without user info or fragment (http:// only to hosts inside WEBHOOK_ALLOWED_NETWORKS); its host must resolve to public addresses only',

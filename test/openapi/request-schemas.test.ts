@@ -144,3 +144,38 @@ describe('checkBody', () => {
     assert.deepEqual(checkBody(loose, {}), { ok: false, errors: [{ field: null, message: 'Give one' }] });
   });
 });
+
+describe('a webhook URL is what the URL parser takes', () => {
+  test('an IDN host, a pipe in the path and brackets in the query are accepted, on create and change', async () => {
+    const { checkCreate, checkPatch } = await import('../../src/webhooks/endpoint-input.js');
+    for (const url of [
+      'https://bücher.example/hook',
+      'https://example.com/a|b',
+      'https://example.com/h?x=[1]',
+      'https://example.com/{id}^',
+    ]) {
+      const created = checkCreate({ url, resources: ['customers'] });
+      assert.ok(created.ok, `${url}: ${JSON.stringify(created)}`);
+      assert.equal(created.value.url.href, new URL(url).href);
+      assert.ok(checkPatch({ url }).ok, url);
+    }
+    for (const url of [
+      'https://user@example.com/',
+      'https://example.com/#f',
+      'ftp://example.com/',
+      'not a url',
+    ]) {
+      const refused = checkCreate({ url, resources: ['customers'] });
+      assert.ok(!refused.ok, url);
+      assert.equal(refused.errors[0]!.field, 'url', url);
+    }
+  });
+
+  test('the document still says format uri, the check never reads it', () => {
+    const shown = publicSchema(webhookRoutes.create.schema.body) as {
+      properties: { url: Record<string, unknown> };
+    };
+    assert.equal(shown.properties.url.format, 'uri');
+    assert.equal('documentOnly' in shown.properties.url, false);
+  });
+});
