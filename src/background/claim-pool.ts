@@ -73,8 +73,11 @@ export function claimPool<Unit>(options: ClaimPoolOptions<Unit>): ClaimPool {
         const units = await options.claim(asked, busyTenants());
         let started = 0;
         for (const unit of units) {
-          if ((runningOf.get(options.tenantOf(unit)) ?? 0) >= options.perTenant) {
-            await options.letGo(unit);
+          // Stopped while the claim ran, or past its tenant's bound: let go at once rather than hold it
+          // until its lease ends.
+          if (stopped || (runningOf.get(options.tenantOf(unit)) ?? 0) >= options.perTenant) {
+            // A release that fails (the database away) leaves the unit to its lease's end.
+            await options.letGo(unit).catch(() => {});
             continue;
           }
           start(unit);

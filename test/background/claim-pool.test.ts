@@ -210,9 +210,12 @@ describe('claim pool', () => {
     await h.pool.settled();
     assert.equal(h.pool.running, 0);
 
-    // Stopped while a claim is under way: what it took starts (its run sees the stop), and no other claim follows.
+    // Stopped while a claim is under way: what it took is let go at once, not run, and no other claim
+    // follows.
     const gate = deferred();
     let claims = 0;
+    const ran: string[] = [];
+    const released: string[] = [];
     const pool = claimPool<Unit>({
       max: 3,
       perTenant: 1,
@@ -223,9 +226,13 @@ describe('claim pool', () => {
         return [unit(`u${claims}`, claims)];
       },
       tenantOf: (u) => u.tenant,
-      async run() {},
+      async run(u) {
+        ran.push(u.id);
+      },
       failed() {},
-      async letGo() {},
+      async letGo(u) {
+        released.push(u.id);
+      },
     });
     const filling = pool.fill();
     pool.stop();
@@ -233,6 +240,8 @@ describe('claim pool', () => {
     await filling;
     assert.equal(claims, 1);
     await pool.settled();
+    assert.deepEqual(ran, [], 'nothing runs once stopped');
+    assert.deepEqual(released, ['u1'], 'what the claim under way took is let go');
   });
 
   test('settled waits for every unit, also one started after it was called, and for failed ones', async () => {
