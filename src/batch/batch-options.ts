@@ -1,3 +1,4 @@
+import { type ParamRule, paramProblem } from '../read/query-params.js';
 import { InvalidBatchParameter } from './batch-errors.js';
 
 /** The query parameters of every batch endpoint (extensions.md 9); all off by default. */
@@ -12,32 +13,46 @@ export interface BatchOptions {
 
 export const NO_OPTIONS: BatchOptions = Object.freeze({ outcomes: false, dryRun: false, skipInvalid: false });
 
-/** Each parameter, the values it takes (the first is the default), and the option it sets. */
-const PARAMETERS = [
-  { name: 'outcomes', values: ['false', 'true'], option: 'outcomes', on: 'true' },
-  { name: 'dry_run', values: ['false', 'true'], option: 'dryRun', on: 'true' },
-  { name: 'on_invalid', values: ['reject', 'skip'], option: 'skipInvalid', on: 'skip' },
-] as const;
+/**
+ * Each parameter's rule, the one place its values are said: the check below, the route's declared
+ * query string and the document's parameters all read it. The default is the first value; the other
+ * turns its option on.
+ */
+export const batchParamRules = {
+  outcomes: { kind: 'choice', values: ['false', 'true'], default: 'false' },
+  dry_run: { kind: 'choice', values: ['false', 'true'], default: 'false' },
+  on_invalid: { kind: 'choice', values: ['reject', 'skip'], default: 'reject' },
+} as const satisfies Readonly<Record<string, ParamRule>>;
 
-export const BATCH_PARAMETERS = PARAMETERS;
+type BatchParameter = keyof typeof batchParamRules;
+
+/** The option each parameter sets. */
+const OPTION_OF: Readonly<Record<BatchParameter, keyof BatchOptions>> = {
+  outcomes: 'outcomes',
+  dry_run: 'dryRun',
+  on_invalid: 'skipInvalid',
+};
+
+type BatchRule = (typeof batchParamRules)[BatchParameter];
+const PARAMETERS = Object.entries(batchParamRules) as [BatchParameter, BatchRule][];
 
 /**
  * The options of a batch request's query. A value the parameter does not take is a 400 naming it,
  * in the read endpoints' shape (extensions.md 6): a typo such as dry_run=yes must never write. Other
- * parameters are ignored, as they always were on these endpoints.
+ * parameters are ignored, as they always were on these endpoints (the declared query string says so).
  */
 export function batchOptions(query: unknown): BatchOptions {
   const given = (query ?? {}) as Record<string, unknown>;
-  if (PARAMETERS.every(({ name }) => given[name] === undefined)) return NO_OPTIONS;
+  if (PARAMETERS.every(([name]) => given[name] === undefined)) return NO_OPTIONS;
   const options = { ...NO_OPTIONS };
-  for (const { name, values, option, on } of PARAMETERS) {
+  for (const [name, rule] of PARAMETERS) {
     const value = given[name];
     if (value === undefined) continue;
     if (typeof value !== 'string') throw new InvalidBatchParameter(name, 'Parameter must be given once');
-    if (!(values as readonly string[]).includes(value)) {
-      throw new InvalidBatchParameter(name, `Parameter must be one of ${values.join(', ')}`);
-    }
-    options[option] = value === on;
+    // An empty value is one the rule does not take, named by the rule's own message as before.
+    const problem = paramProblem(rule, value);
+    if (problem !== undefined) throw new InvalidBatchParameter(name, problem);
+    options[OPTION_OF[name]] = value !== rule.default;
   }
   return options;
 }

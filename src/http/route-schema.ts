@@ -67,12 +67,14 @@ function ruleText(rule: ParamRule): string {
 /**
  * A query string's schema from the rules that check it (src/read/query-params.ts, one rule in one
  * place): schema and limits from the rule, the meaning from meanings. A required parameter (the
- * feed's resource, checked first by its own query) shows no default.
+ * feed's resource, checked first by its own query) shows no default. Other parameters are refused
+ * (checkQuery) unless `others` says the check ignores them (the batch endpoints' options).
  */
 export function querySchema(
   rules: Readonly<Record<string, ParamRule>>,
   meanings: Readonly<Record<string, string>> = {},
   required: readonly string[] = [],
+  others: 'refused' | 'ignored' = 'refused',
 ): TObject {
   const properties = Object.fromEntries(
     Object.entries(rules).map(([name, rule]) => {
@@ -84,7 +86,7 @@ export function querySchema(
       return [name, required.includes(name) ? schema : Type.Optional(schema)];
     }),
   );
-  return Type.Object(properties, { additionalProperties: false });
+  return Type.Object(properties, { additionalProperties: others === 'ignored' });
 }
 
 /**

@@ -3,11 +3,11 @@ import { validateItems } from '../batch/validate-items.js';
 import { DecimalField, IntegerField, ItemsField, TextField } from '../fields/field.js';
 import { problems } from '../http/problems.js';
 import { type BatchResource, MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
+import { batchQuery } from '../routes/api/batch-schemas.js';
 import { bodyTooLargeResponse, problemExamples } from './errors.js';
 import { exampleObject, objectSchema, type SchemaContext } from './field-schemas.js';
 import {
   batchOptionalFields,
-  batchQueryParameters,
   idempotencyKeyHeader,
   idempotencyResponses,
   invalidKeyExample,
@@ -15,6 +15,7 @@ import {
 } from './idempotency.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { pascalCase, responseRef, schemaRef, singular } from './json-schema.js';
+import { parametersIn } from './route-operations.js';
 import { apiSecurity } from './security.js';
 
 /** Component names of the objects a batch endpoint takes: 'StockInput', 'DeliveryItemInput'. */
@@ -197,7 +198,7 @@ function operation(resource: BatchResource): OpenApiObject {
     description: description(resource),
     security: apiSecurity,
     'x-body-limit': resource.bodyLimit,
-    parameters: [idempotencyKeyHeader, ...batchQueryParameters],
+    parameters: [idempotencyKeyHeader, ...parametersIn('query', batchQuery)],
     requestBody: {
       required: true,
       content: {

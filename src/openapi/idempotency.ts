@@ -1,4 +1,3 @@
-import { BATCH_PARAMETERS } from '../batch/batch-options.js';
 import { problems } from '../http/problems.js';
 import { IN_PROGRESS_RETRY_AFTER_SECONDS } from '../idempotency/answer-once.js';
 import { problemExamples } from './errors.js';
@@ -7,7 +6,8 @@ import { schemaRef } from './json-schema.js';
 
 /*
  * What extensions.md 8 and 9 add to the POST operations: the Idempotency-Key header and its answers
- * (every POST under /api and /v1), and the batch endpoints' query parameters and answer fields.
+ * (every POST under /api and /v1), and the fields the batch endpoints' query parameters add to their
+ * answers (the parameters themselves are declared on the route, src/routes/api/batch-schemas.ts).
  */
 
 /** The Idempotency-Key request header. */
@@ -66,34 +66,10 @@ export const idempotencyResponses: Record<string, OpenApiObject> = {
   },
 };
 
-/** The 400 examples of a malformed key and (batch endpoints) a refused parameter. */
+/** The 400 example of a malformed key. */
 export const invalidKeyExample = problemExamples({
   invalidIdempotencyKey: { summary: 'Malformed Idempotency-Key', problem: problems.invalidIdempotencyKey() },
 });
-
-const PARAMETER_TEXTS: Record<(typeof BATCH_PARAMETERS)[number]['name'], string> = {
-  outcomes:
-    'true: the answer lists every item in array order (`items`; with on_invalid=skip, every item not ' +
-    'rejected: a rejected one is in `errors`): its index, its key fields as sent, and ' +
-    'created, updated or ignored; a repeated key has the outcome at the occurrence applied (first for ' +
-    'insert-if-absent, last for upserts) and ignored with duplicateOf at the others.',
-  dry_run:
-    'true: everything is validated (references included) and counted as a real run would, nothing is ' +
-    'written: 200 "Validation passed". Invalid input: the same 400 as a real run.',
-  on_invalid:
-    'skip: invalid items (unknown references included) are left out and the others written in one ' +
-    'transaction; the 201 adds `rejected` and `errors` in the 400 shape. All invalid, or an array rule ' +
-    'broken: the usual 400.',
-};
-
-/** outcomes, dry_run and on_invalid: query parameters of every batch endpoint. */
-export const batchQueryParameters: OpenApiObject[] = BATCH_PARAMETERS.map(({ name, values }) => ({
-  name,
-  in: 'query',
-  required: false,
-  description: `${PARAMETER_TEXTS[name]} Another value: 400 naming the parameter.`,
-  schema: { type: 'string', enum: [...values], default: values[0] },
-}));
 
 /** One element of `items` (outcomes=true). */
 export const itemOutcomeSchema: JsonSchema = {

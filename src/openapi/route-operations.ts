@@ -38,7 +38,8 @@ export function publicSchema(schema: TSchema): JsonSchema {
   );
 }
 
-function parametersIn(where: 'path' | 'query', object: TObject | undefined): OpenApiObject[] {
+/** A declared query string or path parameters as the document's parameters. */
+export function parametersIn(where: 'path' | 'query', object: TObject | undefined): OpenApiObject[] {
   if (!object) return [];
   const required: readonly string[] = object.required ?? [];
   return Object.entries(object.properties).map(([name, property]) => {

@@ -18,7 +18,7 @@ function isCalendarDate(text: string): boolean {
 }
 
 /** The problem with a value, or undefined when it obeys the rule. */
-function problemOf(rule: ParamRule, value: string): string | undefined {
+export function paramProblem(rule: ParamRule, value: string): string | undefined {
   switch (rule.kind) {
     case 'text':
       // PostgreSQL text cannot hold U+0000: refused here, it stays a 400 instead of a failed statement.
@@ -70,7 +70,7 @@ export function checkQuery(rules: Readonly<Record<string, ParamRule>>, query: un
     } else if (raw === '') {
       errors.push({ field: name, message: 'Parameter must not be empty' });
     } else {
-      const problem = problemOf(rule, raw);
+      const problem = paramProblem(rule, raw);
       if (problem) errors.push({ field: name, message: problem });
       else parsed[name] = rule.kind === 'integer' ? Number(raw) : raw;
     }

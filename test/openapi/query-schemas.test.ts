@@ -4,11 +4,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import fc from 'fast-check';
 import type { TObject } from 'typebox';
+import { batchOptions, batchParamRules } from '../../src/batch/batch-options.js';
 import { changesParamRules } from '../../src/feed/params.js';
 import { publicSchema } from '../../src/openapi/route-operations.js';
 import { listParamRules } from '../../src/read/list-params.js';
 import { checkQuery, type ParamRule } from '../../src/read/query-params.js';
 import { listResources } from '../../src/resources/lists.js';
+import { batchQuery } from '../../src/routes/api/batch-schemas.js';
 import { changesRoute } from '../../src/routes/v1/changes-schemas.js';
 import { jobRoutes, LIST_QUERY, RESULTS_QUERY } from '../../src/routes/v1/job-schemas.js';
 import { listRoute } from '../../src/routes/v1/list-schemas.js';
@@ -74,4 +76,37 @@ describe('query strings: the declared schema is what the rules take', () => {
       );
     });
   }
+});
+
+describe('batch options: the declared query string is what batchOptions takes', () => {
+  test("the declared parameters are the rules'; other parameters are left to the endpoint", () => {
+    assert.deepEqual(Object.keys(batchQuery.properties), Object.keys(batchParamRules));
+    assert.equal((batchQuery as { additionalProperties?: unknown }).additionalProperties, true);
+    assert.deepEqual(batchOptions({ x: 'anything' }), batchOptions({}));
+  });
+
+  test('a value batchOptions takes is exactly one its declaration takes', () => {
+    const validators = Object.fromEntries(
+      Object.entries(batchQuery.properties).map(([parameter, schema]) => [
+        parameter,
+        ajv.compile(publicSchema(schema) as object),
+      ]),
+    );
+    const candidates = fc.oneof(
+      fc.constantFrom('', 'true', 'false', 'skip', 'reject', 'TRUE', '1', 'yes', ' true'),
+      fc.string({ maxLength: 10 }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...Object.keys(batchParamRules)), candidates, (parameter, value) => {
+        let taken = true;
+        try {
+          batchOptions({ [parameter]: value });
+        } catch {
+          taken = false;
+        }
+        assert.equal(validators[parameter]!(value), taken, `${parameter}=${JSON.stringify(value)}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

@@ -20,9 +20,11 @@ import {
 } from '../../http/keyed-reply.js';
 import type { BatchMetrics } from '../../http/metrics.js';
 import { bodyStream, receiveBody } from '../../http/receive-body.js';
+import { checkedByHandler } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import type { BatchResource } from '../../resources/batch-resource.js';
 import { batchAnswer } from './batch-reply.js';
+import { batchQuery } from './batch-schemas.js';
 
 export interface BatchRouteDeps {
   db: Database;
@@ -98,6 +100,9 @@ export function registerBatchRoute(
       // Every body reaches the handler as bytes: a keyed request's hash covers them exactly, and a
       // large one is parsed and checked in a worker thread (tens to thousands of ms otherwise).
       config: { rawJsonFrom: 0 },
+      // The options' declaration, checked by batchOptions in the hook below (a 400 before the body).
+      schema: { querystring: batchQuery },
+      validatorCompiler: checkedByHandler,
       onRequest: [deps.authenticate, checkHeadersAndQuery],
       ...(deps.admission ? { preParsing: admit(deps.admission, resource.bodyLimit) } : {}),
     },
