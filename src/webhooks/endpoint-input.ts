@@ -1,6 +1,8 @@
 import Type, { type Static } from 'typebox';
+import { decodeCursor, STALE } from '../feed/cursor.js';
+import { STALE_AFTER_MESSAGE } from '../feed/params.js';
 import { type Checked, checkBody, type FieldError } from '../fields/body-check.js';
-import { feedResources } from '../resources/feed.js';
+import { feedResourceNamed, feedResources } from '../resources/feed.js';
 
 /*
  * The bodies of the webhook management endpoints (extensions.md 11), declared once: the routes take
@@ -141,14 +143,72 @@ export const changeEndpointBody = Type.Object(
   },
 );
 
-/** POST /v1/webhooks/{id}/replay; checked against the endpoint by replayEndpoint. */
+/**
+ * POST /v1/webhooks/{id}/replay. Its shape is checked from here (checkReplay); which resources it may
+ * name and which cursors it takes depend on the endpoint and the feed, so those rules are checkReplay's.
+ * A resource missing or not the endpoint's has the one message, as it always had.
+ */
 export const replayEndpointBody = Type.Object(
   {
-    resource: resourceName,
-    after: Type.Optional(Type.String({ description: 'a change-feed cursor (GET /v1/changes `after`)' })),
+    resource: { ...resourceName, errorMessage: inputMessages.resource },
+    after: Type.Optional(
+      Type.String({
+        description: 'a change-feed cursor (GET /v1/changes `after`)',
+        errorMessage: inputMessages.after,
+      }),
+    ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, errorMessage: { required: inputMessages.resource } },
 );
+
+/** Where a replay starts: after a cursor's position, or at the start of the feed. */
+export interface ReplayInput {
+  resource: string;
+  xid: string;
+  key: string[] | null;
+  t: string | null;
+}
+
+/**
+ * A replay's body checked against its declaration and the endpoint: the resource must be one of the
+ * endpoint's, and `after` a cursor of that resource from the feed's current generation. A resource
+ * refused is answered alone with the unknown fields: its cursor cannot be read without it.
+ */
+export function checkReplay(
+  body: unknown,
+  endpointResources: readonly string[],
+  generation: number,
+): Checked<ReplayInput> {
+  let position: ReplayInput | undefined;
+  const checked = checkBody(replayEndpointBody, body, {
+    across: (given) => {
+      const resource = given.resource;
+      if (typeof resource !== 'string' || !endpointResources.includes(resource)) {
+        return { resource: inputMessages.resource };
+      }
+      position = { resource, xid: '0', key: null, t: null };
+      if (typeof given.after !== 'string') return {};
+      const decoded = decodeCursor(feedResourceNamed(resource)!, given.after, generation);
+      if (decoded === STALE) return { after: STALE_AFTER_MESSAGE };
+      if (!decoded) return { after: inputMessages.after };
+      position = {
+        resource,
+        xid: decoded.xid,
+        key: decoded.key ? [...decoded.key] : null,
+        t: decoded.handedOut ?? null,
+      };
+      return {};
+    },
+  });
+  if (!checked.ok) {
+    const resourceRefused = checked.errors.some((error) => error.field === 'resource');
+    const errors = resourceRefused
+      ? checked.errors.filter((error) => error.field !== 'after')
+      : checked.errors;
+    return { ok: false, errors };
+  }
+  return { ok: true, value: position! };
+}
 
 /** POST /v1/webhooks. */
 export function checkCreate(body: unknown): Checked<EndpointInput> {

@@ -1,8 +1,6 @@
 import { randomId } from '../auth/secrets.js';
 import type { Database, Queryable, Transaction } from '../db/database.js';
-import { decodeCursor, encodeCursor, STALE } from '../feed/cursor.js';
-import { STALE_AFTER_MESSAGE } from '../feed/params.js';
-import { feedResourceNamed } from '../resources/feed.js';
+import { encodeCursor } from '../feed/cursor.js';
 import {
   deleteOtherStreams,
   type EndpointRow,
@@ -16,10 +14,10 @@ import {
 } from '../sql/webhook-endpoints.js';
 import { AddressNotAllowed, type AddressRules, checkDestination, type Resolve } from './addresses.js';
 import {
+  checkReplay,
   type EndpointChange,
   type EndpointInput,
   type FieldError,
-  inputMessages,
   MAX_ENDPOINTS_PER_TENANT,
 } from './endpoint-input.js';
 import { sealSecret } from './secret-sealing.js';
@@ -215,8 +213,6 @@ export async function rotateEndpointSecret(
   return { secret };
 }
 
-const REPLAY_FIELDS = ['resource', 'after'];
-
 /** POST /v1/webhooks/{id}/replay: delivery of the resource goes on after the cursor (or the start). */
 export async function replayEndpoint(
   q: Queryable,
@@ -227,31 +223,7 @@ export async function replayEndpoint(
 ): Promise<void> {
   const endpoint = await selectEndpoint(q, tenantId, id);
   if (!endpoint) throw notFound();
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new WebhookRefusal(400, [{ field: null, message: inputMessages.object }]);
-  }
-  const given = body as Record<string, unknown>;
-  const errors: FieldError[] = Object.keys(given)
-    .filter((name) => !REPLAY_FIELDS.includes(name))
-    .map((field) => ({ field, message: inputMessages.unknown }));
-  const resource = given.resource;
-  if (typeof resource !== 'string' || !endpoint.resources.includes(resource)) {
-    errors.push({ field: 'resource', message: inputMessages.resource });
-    throw new WebhookRefusal(400, errors);
-  }
-  const feed = feedResourceNamed(resource)!;
-  let position = { xid: '0', key: null as string[] | null, t: null as string | null };
-  if (given.after !== undefined) {
-    const decoded = typeof given.after === 'string' ? decodeCursor(feed, given.after, generation) : undefined;
-    if (decoded === STALE) errors.push({ field: 'after', message: STALE_AFTER_MESSAGE });
-    else if (!decoded) errors.push({ field: 'after', message: inputMessages.after });
-    else
-      position = {
-        xid: decoded.xid,
-        key: decoded.key ? [...decoded.key] : null,
-        t: decoded.handedOut ?? null,
-      };
-  }
-  if (errors.length > 0) throw new WebhookRefusal(400, errors);
-  if (!(await replayStream(q, tenantId, id, { resource, ...position, generation }))) throw notFound();
+  const checked = checkReplay(body, endpoint.resources, generation);
+  if (!checked.ok) throw new WebhookRefusal(400, checked.errors);
+  if (!(await replayStream(q, tenantId, id, { ...checked.value, generation }))) throw notFound();
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressRules } from '../../src/webhooks/addresses.js';
+import { inputMessages } from '../../src/webhooks/endpoint-input.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { fixedResolver, testWebhookSettings } from './webhooks.js';
@@ -299,6 +300,21 @@ for (const backend of backends()) {
           (await replay({ resource: 'customers', after: otherCursor })).body.errors[0].field,
           'after',
         );
+        // Missing or not the endpoint's: one message; a refused resource leaves its cursor unread.
+        const unknown = { field: 'colour', message: 'Unknown field' };
+        for (const body of [{ colour: 1 }, { colour: 1, resource: 'prices', after: 5 }]) {
+          const refused = await replay(body);
+          assert.equal(refused.status, 400);
+          assert.deepEqual(refused.body.errors, [
+            unknown,
+            { field: 'resource', message: inputMessages.resource },
+          ]);
+        }
+        for (const after of [5, 'nope']) {
+          const refused = await replay({ colour: 1, resource: 'customers', after });
+          assert.deepEqual(refused.body.errors, [unknown, { field: 'after', message: inputMessages.after }]);
+        }
+        assert.deepEqual((await replay([])).body.errors, [{ field: null, message: inputMessages.object }]);
         const accepted = await replay({ resource: 'customers', after: created.positions.customers });
         assert.equal(accepted.status, 202, accepted.text);
         assert.equal((await replay({ resource: 'customers' })).status, 202);
