@@ -113,23 +113,39 @@ describe('PostgreSQL in production topologies', {
       onPoolError: (e) => reported.push(e),
     });
     after(() => db.close());
-    /** The codes reported once nothing more comes (pg emits a session's errors within a few ms). */
-    const codesReported = async () => {
-      for (let waited = 0; reported.length === 0 && waited < 5_000; waited += 50) {
-        await new Promise((done) => setTimeout(done, 50));
+    /** Until the first report (the server's FATAL): a failure past 5 s, not a pass. */
+    const firstReport = async () => {
+      for (const deadline = Date.now() + 5_000; reported.length === 0; ) {
+        assert.ok(Date.now() < deadline, 'the end of the session is reported');
+        await new Promise((done) => setTimeout(done, 10));
       }
-      await new Promise((done) => setTimeout(done, 300));
+    };
+    /**
+     * The codes reported once the pool has let go of the ended connection. pg emits a session's
+     * errors on its own (the FATAL, then "Connection terminated unexpectedly" at the socket's end)
+     * only until the connection is ended by its owner: the pool ends one it removes, after which no
+     * error of it can come. So: a statement on a new connection of the same pool, then only that one
+     * left in the pool, instead of a quiet spell.
+     */
+    const codesReported = async () => {
+      await firstReport();
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
+      assert.equal(db.poolStats().total, 1, 'the ended connection is out of the pool');
       return reported.map((error) => `${(error as Error & { code?: string }).code}: ${error.message}`);
     };
-    return { db, codesReported };
+    return { db, firstReport, codesReported };
   }
 
   test("the end of a session in use is reported once, with the server's reason", async () => {
-    const { db, codesReported } = await reportingPool();
+    const { db, firstReport, codesReported } = await reportingPool();
     const ended = db.transaction(async (tx) => {
       const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
-      await new Promise((done) => setTimeout(done, 100));
+      // The FATAL heard while no statement runs; then a statement on a second connection, which
+      // takes the round trips of a new session: the ended socket's end is heard by then too, so a
+      // second report of it (pg's "Connection terminated unexpectedly") would have come.
+      await firstReport();
+      assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
       await tx.query('SELECT 1');
     });
     await assert.rejects(ended, (error) => isConnectionError(error));
