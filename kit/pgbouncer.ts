@@ -13,6 +13,8 @@ export interface Pgbouncer {
   url(serverUrl: string): string;
   /** Runs a command on the pooler's admin console (PAUSE, RESUME, SHOW ...). */
   admin(command: string): Promise<void>;
+  /** The pooler's log so far: why it closed a client or server, as it says. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
         await client.end();
       }
     },
+    log,
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       if (child.exitCode === null) signal('SIGTERM');
