@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { Agent, get } from 'node:http';
+import type { Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
 import { customer } from '../helpers/read-data.js';
@@ -44,7 +46,6 @@ describe('graceful shutdown', () => {
       } else {
         await sleep(Math.random() * 150);
       }
-      const signalled = Date.now();
       server.child.kill('SIGTERM');
       // Once the signal is handled (logged), no new request is served: refused connection or 503.
       const handled = Date.now();
@@ -52,8 +53,10 @@ describe('graceful shutdown', () => {
         await sleep(5);
       const late = await tenant.send({ path: '/v1/customers', timeoutMs: 10_000 });
       const answer = await sent;
-      const exit = await within(server.exited, 30_000);
-      assert.ok(exit, `exited within 30 s of SIGTERM:\n${server.logs().slice(-2000)}`);
+      // A hang guard, not a speed: a connection left open after its answer would hold the process
+      // until the server's keep-alive timeout (72 s) ends it, so a bound below that is what shows it.
+      const exit = await within(server.exited, 60_000);
+      assert.ok(exit, `still running 60 s after SIGTERM:\n${server.logs().slice(-2000)}`);
       assert.deepEqual(exit, { code: 0, signal: null }, server.logs().slice(-2000));
       await waitIdle(admin, database.name, 10_000);
       const state = await versions(database.db, tenant.tenant.tenantId);
@@ -74,18 +77,38 @@ describe('graceful shutdown', () => {
         assert.equal(state, 'old', 'not acknowledged and not written');
       }
       if (round % 2 === 0) assert.equal(answer.status, 201, 'a batch already writing is finished');
-      assert.match(server.logs(), /"msg":"shutting down"/);
-      assert.ok(Date.now() - signalled < 30_000);
+      // What the process said: the signal taken once, and the close finished without failing.
+      assert.equal(server.logs().match(/"msg":"shutting down"/g)?.length, 1, server.logs().slice(-2000));
+      assert.doesNotMatch(server.logs(), /"msg":"shutdown failed"/);
     }
   });
 
-  test('SIGTERM with idle keep-alive connections and no request: exit 0 at once', async () => {
+  // Not waiting on idle connections is what the server does to them (it ends them), not how fast it
+  // exits. The timeout is a hang guard below the server's keep-alive timeout (72 s), the wait an idle
+  // connection held open would otherwise cost before the process exits anyway.
+  test('SIGTERM with idle keep-alive connections and no request: the server ends them and exits 0', {
+    timeout: 60_000,
+  }, async () => {
     const server = await suite.startServer();
     const tenant = await suite.newTenant(server);
     for (let n = 0; n < 5; n++) assert.equal((await tenant.get('/v1/customers')).status, 200);
-    const signalled = Date.now();
+    // A keep-alive connection the test holds idle itself, to see who ends it: this client never does.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    after(() => agent.destroy());
+    const idle = await new Promise<Socket>((resolve, reject) => {
+      const request = get(`${server.url}/health`, { agent }, (response) => {
+        assert.equal(response.statusCode, 200);
+        response.resume();
+        response.on('end', () => resolve(request.socket!));
+      });
+      request.on('error', reject);
+    });
+    const ended = new Promise<void>((done) => idle.once('close', () => done()));
     server.child.kill('SIGTERM');
+    await ended;
     assert.deepEqual(await server.exited, { code: 0, signal: null });
-    assert.ok(Date.now() - signalled < 5_000, `exited in ${Date.now() - signalled} ms`);
+    // Its last words are the signal taken: no request after it, no failed close.
+    const lines = server.logs().trim().split('\n');
+    assert.match(lines.at(-1)!, /"msg":"shutting down"/, lines.slice(-5).join('\n'));
   });
 });
