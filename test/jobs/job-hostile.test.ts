@@ -127,23 +127,27 @@ for (const backend of backends()) {
       assert.equal((await putPart(tenant, id, 1, first)).status, 200);
       await app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = app.server.address() as AddressInfo;
-      // 3 MiB of a declared 8: stored pieces are on their way when the connection goes.
-      await new Promise<void>((resolve) => {
-        const sent = request({
-          host: '127.0.0.1',
-          port,
-          method: 'PUT',
-          path: `/v1/jobs/${id}/parts/1`,
-          headers: { ...tenant.headers, 'content-type': 'text/csv', 'content-length': String(8 * MIB) },
-        });
-        sent.on('error', () => resolve());
-        sent.write(Buffer.alloc(3 * MIB, 0x61), () => {
-          setTimeout(() => {
-            sent.destroy();
-            resolve();
-          }, 200);
-        });
+      // 3 MiB of a declared 8: the connection goes once a piece of this upload is stored (the first
+      // upload is one row), so there is something of it to drop.
+      const sent = request({
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: `/v1/jobs/${id}/parts/1`,
+        headers: { ...tenant.headers, 'content-type': 'text/csv', 'content-length': String(8 * MIB) },
       });
+      sent.on('error', () => {});
+      sent.write(Buffer.alloc(3 * MIB, 0x61));
+      for (const deadline = Date.now() + 60_000; ; ) {
+        const [stored] = await db.query<{ pieces: number }>(
+          'SELECT count(*)::int AS pieces FROM job_part_chunks WHERE job_id = $1',
+          [id],
+        );
+        if (stored!.pieces > 1) break;
+        assert.ok(Date.now() < deadline, 'a piece of the second upload is stored');
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      sent.destroy();
       // The server drops what it stored of the upload once it sees the connection gone.
       for (let wait = 0; wait < 100; wait++) {
         const stored = await db.query<{ bytes: number }>(
