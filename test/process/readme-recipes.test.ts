@@ -15,11 +15,11 @@ import { readmeBlock, runBash } from './readme-shell.js';
  * safely") run as written, in bash, against a freshly started server: an integrator copies them.
  */
 
-/** The first session's token and AUTH lines ("With `AUTH` as in the first session"). */
+/** The token and AUTH lines of Getting started ("With `AUTH` as in Getting started"). */
 function authLines(): string {
-  const lines = readmeBlock('A first session').replace(/\\\n/g, ' ').split('\n');
+  const lines = readmeBlock('Getting started').replace(/\\\n/g, ' ').split('\n');
   const auth = lines.filter((line) => /^(TOKEN|AUTH)=/.test(line));
-  assert.equal(auth.length, 2, 'the first session sets TOKEN and AUTH');
+  assert.equal(auth.length, 2, 'Getting started sets TOKEN and AUTH');
   return auth.join('\n');
 }
 
@@ -29,7 +29,7 @@ async function bash(script: string, cwd: string): Promise<string> {
 
 /**
  * A freshly started server (closed after the test), a scratch folder, and the shell lines that set
- * what the first session sets: BASE, the printed credentials, TOKEN and AUTH. `env`: settings of the
+ * what Getting started sets: BASE, the printed credentials, TOKEN and AUTH. `env`: settings of the
  * server beyond the defaults.
  */
 async function servedShell(env: Record<string, string> = {}): Promise<{ cwd: string; prelude: string }> {
@@ -104,7 +104,7 @@ test("the README's change feed and retry recipes run as written", async () => {
   assert.deepEqual(reloaded.at(-1)!.data, []);
   assert.equal(cursor(), reloaded.at(-1)!.next);
 
-  // Retrying safely: the product first (as in the first session), then the loop, twice with one key:
+  // Retrying safely: the product first (as in Getting started), then the loop, twice with one key:
   // the second answer is the first byte for byte (a run without the key would now say "ignored").
   const retry = readmeBlock('Retrying safely');
   const product = post('/api/products/batch-create', [{ code: 'P-1', description: 'Coffee 500 g' }]);

@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import { startFirstServe } from '../helpers/first-start.js';
 import { readmeBlock, runBash } from './readme-shell.js';
 
-/** The shell block of the README's "A first session". */
-const firstSessionBlock = () => readmeBlock('A first session');
+/** The shell block of the README's "Getting started". */
+const firstSessionBlock = () => readmeBlock('Getting started');
 
 /** The block's commands, a line continued with a backslash joined to the next; comments dropped. */
 function commands(block: string): string[] {
@@ -35,7 +35,7 @@ async function startServer(): Promise<{ credentials: Record<string, string>; sto
 
 const MARK = '\n@@readme-session-step@@\n';
 
-test("the README's first session runs as written against a freshly started server", async () => {
+test("the README's Getting started runs as written against a freshly started server", async () => {
   const list = commands(firstSessionBlock());
   const { credentials, stop } = await startServer();
 
