@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CLI, cliLaunch, type ServerProcess, spawnServer, waitReady } from '../../kit/server-process.js';
 import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
-import type { ApiTenant } from '../../kit/token.js';
 import { type Answer, httpTransport, type ServiceRequest, type Transport } from '../../kit/transport.js';
 import { outputOf } from '../helpers/child-output.js';
 import { csv, feedKeys, resultsOf } from '../helpers/jobs.js';
@@ -62,33 +61,20 @@ async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
 const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
- * The client with every request that gets 429 sent again after the answer's Retry-After (the feed
+ * A transport that sends a request again after the answer's Retry-After when it gets 429 (the feed
  * walk and the results read many pages): a test's failure is then never the rate limit's.
  */
-function withinRateLimit<C extends ApiTenant, T extends Transport>(
-  client: TenantClient<C, T>,
-): TenantClient<C, T> {
-  const send = async (request: ServiceRequest): Promise<Answer> => {
-    for (;;) {
-      const answer = await client.send(request);
-      if (answer.status !== 429) return answer;
-      const retryAfter = Number(answer.headers['retry-after']);
-      assert.ok(retryAfter >= 0, `a 429 without a Retry-After: ${JSON.stringify(answer.headers)}`);
-      await pause(retryAfter * 1000);
-    }
-  };
+function withinRateLimit(transport: Transport): Transport {
   return {
-    ...client,
-    send,
-    get: (path, headers) => send({ path, headers }),
-    post: (path, body, headers) =>
-      send({
-        method: 'POST',
-        path,
-        headers: { 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      }),
-    over: <U extends Transport>(transport: U) => withinRateLimit(client.over(transport)),
+    async send(request: ServiceRequest): Promise<Answer> {
+      for (;;) {
+        const answer = await transport.send(request);
+        if (answer.status !== 429) return answer;
+        const retryAfter = Number(answer.headers['retry-after']);
+        assert.ok(retryAfter >= 0, `a 429 without a Retry-After: ${JSON.stringify(answer.headers)}`);
+        await pause(retryAfter * 1000);
+      }
+    },
   };
 }
 
@@ -152,7 +138,7 @@ for (const backend of servedBackends) {
       let server: ServerProcess = await start();
       // A failed assertion must not leave the served process (and this file's run) alive.
       after(() => server.kill());
-      let client = withinRateLimit(await tenantClient(httpTransport(server.url), tenant));
+      let client = await tenantClient(withinRateLimit(httpTransport(server.url)), tenant);
       const products = await client.post('/api/products/batch-create', [
         { code: 'P1', description: 'one' },
         { code: 'P2', description: 'two' },
@@ -183,7 +169,7 @@ for (const backend of servedBackends) {
       await server.kill();
 
       server = await start();
-      client = client.over(httpTransport(server.url));
+      client = client.over(withinRateLimit(httpTransport(server.url)));
       const resumed = (await client.get(`/v1/jobs/${id}`)).body;
       assert.equal(resumed.state, 'writing', `job ${id} was ${resumed.state} after the kill, not writing`);
       assert.ok(
