@@ -85,16 +85,34 @@ describe('PostgreSQL in production topologies', {
     after(() => scratch.drop());
     const server = await startServer(loadConfig({ ...quiet, DATABASE_URL: scratch.url, DB_POOL_SIZE: '2' }));
     after(() => server.close());
+    // The server logs a pool error as "database pool error": the signal that the FATAL was heard.
+    const logged: string[] = [];
+    let heard: () => void = () => {};
+    // Never heard: a failure naming it after 10 s, not the suite's timeout.
+    const poolErrorLogged = new Promise<void>((resolve, reject) => {
+      const unheard = setTimeout(() => reject(new Error('the ended session is never reported')), 10_000);
+      heard = () => {
+        clearTimeout(unheard);
+        resolve();
+      };
+    });
+    const logError = server.app.log.error.bind(server.app.log);
+    server.app.log.error = ((...args: Parameters<typeof logError>) => {
+      logged.push(String(args.find((arg) => typeof arg === 'string')));
+      if (logged.includes('database pool error')) heard();
+      return logError(...args);
+    }) as typeof logError;
     const ended = server.db.transaction(async (tx) => {
       const [session] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      // Waits (up to 5 s) until the session has ended: its FATAL (57P01, as at a failover or a fast
-      // shutdown) is then on its way while no statement runs on the connection; unheard, pg's 'error'
-      // event would end the process.
+      // Waits (up to 5 s) until the session has ended, then until its FATAL (57P01, as at a failover
+      // or a fast shutdown) has been heard while no statement runs on the connection; unheard, pg's
+      // 'error' event would end the process.
       await admin(`SELECT pg_terminate_backend(${session!.pid}, 5000)`);
-      await new Promise((done) => setTimeout(done, 100));
+      await poolErrorLogged;
       await tx.query('SELECT 1');
     });
     await assert.rejects(ended, (error) => isConnectionError(error));
+    assert.deepEqual(logged, ['database pool error'], 'the ended session is logged once');
     // The connection is not reused: what comes next gets a new one.
     for (let n = 0; n < 4; n++) {
       assert.deepEqual(await server.db.query('SELECT 1 AS one'), [{ one: 1 }]);
