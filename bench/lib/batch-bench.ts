@@ -25,6 +25,7 @@ import {
   productCode,
   productItems,
   rawStatement,
+  rowsDiffering,
   type Workload,
 } from './workloads.js';
 
@@ -118,7 +119,7 @@ async function serviceRound(sides: Sides, workload: Workload, items: readonly un
 
 /** Raw side of one round: statement and column arrays are built before the clock starts. */
 async function rawRound(sides: Sides, workload: Workload, items: readonly unknown[]): Promise<number> {
-  const { sql, params } = await rawStatement(workload.resource, sides.rawTenant, items);
+  const { sql, params } = rawStatement(workload.resource, sides.rawTenant, items);
   const started = performance.now();
   const [row] = await sides.raw.query<{ created: number }>(sql, params);
   const elapsed = performance.now() - started;
@@ -151,7 +152,7 @@ async function runWorkload(
     const items = workload.seed();
     const posted = await post(sides, workload.resource.path, encode(items));
     expect201(`service ${workload.name} seed`, posted);
-    const { sql, params } = await rawStatement(workload.resource, sides.rawTenant, items);
+    const { sql, params } = rawStatement(workload.resource, sides.rawTenant, items);
     await sides.raw.query(sql, params);
   }
   const result: BatchResult = { workload, backend, service: [], raw: [] };
@@ -180,7 +181,10 @@ async function runWorkload(
   return result;
 }
 
-/** Both tenants hold what the rounds wrote (the service's only where the benchmark can read it). */
+/**
+ * Both tenants hold what the rounds wrote, and (where the benchmark can read the server's database:
+ * PostgreSQL) the same rows: the floor did the service's work, no more and no less.
+ */
 async function verifyRows(sides: Sides, workload: Workload, rounds: number): Promise<void> {
   const expected = workload.check(rounds);
   const table = workload.resource.table;
@@ -196,6 +200,14 @@ async function verifyRows(sides: Sides, workload: Workload, rounds: number): Pro
         `${workload.name} tenant ${tenant}: expected ${JSON.stringify(expected)}, found ${JSON.stringify(row)}`,
       );
     }
+  }
+  if (sides.serviceTenantId !== undefined) {
+    const differing = await rowsDiffering(sides.raw, workload.resource, [
+      sides.serviceTenantId,
+      sides.rawTenant,
+    ]);
+    if (differing !== 0)
+      throw new Error(`${workload.name}: ${differing} rows differ between the service and the floor`);
   }
 }
 

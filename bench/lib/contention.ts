@@ -1,6 +1,5 @@
 import { prices } from '../../src/resources/prices.js';
 import { random } from '../../src/seed/generate.js';
-import { buildWriteSql } from '../../src/sql/batch-write.js';
 import type { Sides } from './batch-bench.js';
 import { type CpuSplit, cpuNow, cpuSpent } from './cpu-time.js';
 import { type RawClient, rawPostgres, rawPostgresPool } from './databases.js';
@@ -146,14 +145,14 @@ export async function runContention(
     return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
   };
 
-  // Raw: the service's own statement and column arrays, on a pool of one connection per writer.
+  // Raw: the service's own statement with column arrays built from the items (rawStatement), on a
+  // pool of one connection per writer.
   const statements: RawStatement[][] = [];
   for (const list of items) {
     const built: RawStatement[] = [];
-    for (const batch of list) built.push(await rawStatement(prices, sides.rawTenant, batch));
+    for (const batch of list) built.push(rawStatement(prices, sides.rawTenant, batch));
     statements.push(built);
   }
-  if (statements[0]![0]!.sql !== buildWriteSql(prices)) throw new Error('unexpected statement');
   const runRaw = async (): Promise<ContentionSide> => {
     await vacuum();
     const pool = await rawPostgresPool(sides.url!, options.clients);

@@ -1,8 +1,3 @@
-import { deduplicate } from '../../src/batch/prepared-write.js';
-import { validateItems } from '../../src/batch/validate-items.js';
-import { loadBatch } from '../../src/batch/write-block.js';
-import { arrayLiteral } from '../../src/db/array-literal.js';
-import { type Database, inTransaction } from '../../src/db/database.js';
 import type { FieldValue } from '../../src/fields/field.js';
 import type { BatchResource } from '../../src/resources/batch-resource.js';
 import { prices } from '../../src/resources/prices.js';
@@ -148,52 +143,48 @@ export interface RawStatement {
 }
 
 /**
- * The statement and parameters the service would send for these items: validated and turned into
- * column arrays by the service's own code, captured instead of sent. The text is checked to be
- * buildWriteSql(resource), the statement the raw side promises to run.
+ * The floor of a batch: the statement the service sends for these items (buildWriteSql, the service's
+ * own SQL builder) with its parameters built here from the items, as a program writing raw SQL would
+ * build them: one JavaScript array per column in the statement's order, serialised by the driver. No
+ * part of the service's request pipeline (its check, its literals) runs on this side; that both sides
+ * wrote the same rows is checked on the tables afterwards (sameRows). The benchmark's items are valid
+ * and have distinct keys, and have no children (stocks, prices), so nothing is left to check or merge.
+ * A column no item gives goes empty, as the service sends it: the statement's unnest pads it with NULLs.
  */
-export async function rawStatement(
+export function rawStatement(
   resource: BatchResource,
   tenantId: number,
   items: readonly unknown[],
-): Promise<RawStatement> {
-  const batch = validateItems(resource, items);
-  if (batch.errors.length > 0) {
-    throw new Error(`benchmark items invalid: ${JSON.stringify(batch.errors.slice(0, 2))}`);
-  }
-  let captured: RawStatement | undefined;
-  const capture: Database = {
-    backend: 'postgres',
-    sharedByProcesses: true,
-    poolStats: () => ({ max: 1, total: 1 }),
-    upkeepStats: () => ({ runs: 0, seconds: 0 }),
-    async query<Row>(sql: string, params?: readonly unknown[]) {
-      captured = { sql, params: params ?? [] };
-      return [{ created: 0 }] as Row[];
-    },
-    async exec() {},
-    statementRows: Number.POSITIVE_INFINITY,
-    async wrote() {},
-    transaction: (work) => work(inTransaction(capture)),
-    async close() {},
-  };
-  const rows = batch.rows as FieldValue[][];
-  // The service's own pipeline, as the command line and demo data run it.
-  await loadBatch(capture, tenantId, resource, items);
-  if (!captured) throw new Error('loadBatch sent no statement');
-  if (captured.sql !== buildWriteSql(resource)) throw new Error('loadBatch sent another statement');
-  // The raw side sends the same rows as JavaScript arrays, serialised by the driver, as a program
-  // writing raw SQL would; the service writes the array literals itself (src/db/array-literal.ts).
-  // A column no row has a value for goes empty on both sides (columnLiteral, src/sql/batch-write.ts):
-  // the statement's unnest pads it with NULLs, so the database does the same work for both.
-  const columns = statementColumns(resource, deduplicate(resource, rows)).map((column) =>
+): RawStatement {
+  if (resource.childPosition !== undefined) throw new Error(`${resource.name}: the floor writes no children`);
+  const rows = (items as Record<string, FieldValue | undefined>[]).map((item) =>
+    resource.fieldNames.map((name) => item[name] ?? null),
+  );
+  const columns = statementColumns(resource, rows).map((column) =>
     column.every((value) => value === null) ? [] : column,
   );
-  const literals = columns.map(arrayLiteral);
-  if (literals.some((literal, at) => literal !== captured!.params[at + 1])) {
-    throw new Error('loadBatch sent other rows');
-  }
-  return { sql: captured.sql, params: [tenantId, ...columns] };
+  return { sql: buildWriteSql(resource), params: [tenantId, ...columns] };
+}
+
+/**
+ * Rows of `resource` that one tenant holds and the other does not, in either direction, comparing
+ * every column a batch sends: 0 when the service (over HTTP) and the floor wrote the same rows. The
+ * second tenant's rows may be in a copy of the table (`second`).
+ */
+export async function rowsDiffering(
+  raw: { query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> },
+  resource: BatchResource,
+  tenants: readonly [number, number],
+  tables: { second?: string } = {},
+): Promise<number> {
+  const columns = resource.columnPositions.map((at) => `"${resource.fieldNames[at]}"`).join(', ');
+  const of = (n: 1 | 2) =>
+    `SELECT ${columns} FROM "${n === 2 ? (tables.second ?? resource.table) : resource.table}" WHERE tenant_id = $${n}`;
+  const [row] = await raw.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ((${of(1)} EXCEPT ALL ${of(2)}) UNION ALL (${of(2)} EXCEPT ALL ${of(1)})) d`,
+    tenants,
+  );
+  return row!.n;
 }
 
 export function checkCounts(what: string, expected: Expected, got: Partial<Expected>): void {
