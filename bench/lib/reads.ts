@@ -1,12 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import Fastify, { type FastifyRequest } from 'fastify';
-import { LOCK_FILE } from '../../src/db/data-dir-lock.js';
-import { type Database, inTransaction } from '../../src/db/database.js';
-import { registerReadRoutes } from '../../src/routes/v1/read-routes.js';
+import { listResources } from '../../src/resources/lists.js';
+import { listPageSql, listPageStatement } from '../../src/sql/list-page.js';
 import {
   createPgDatabase,
   postgresCommand,
@@ -125,8 +122,8 @@ export async function prepareReads(
     await db.exec(vacuum);
     await db.close();
     rawDir = tempDir('sfa-bench-read-raw-pglite-');
+    // The seed command has exited and released the directory; the copy is the floor's alone.
     cpSync(env.DATA_DIR!, rawDir, { recursive: true });
-    rmSync(join(rawDir, LOCK_FILE), { force: true });
   }
   console.log(`  ${backend}: VACUUM (ANALYZE) ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s`);
 
@@ -148,40 +145,25 @@ export interface Statement {
 }
 
 /**
- * The statement the route sends for a request, captured from the route itself: the read routes are
- * registered on a bare Fastify instance whose database records the query instead of running it.
+ * The floor of a page request: the statement the service sends for it, built by the service's own SQL
+ * builder (listPageSql of the list the path names) with the request's tenant and limit, page 1, the
+ * list's own sort, no filters. That it reads the same page as the service is checked byte for byte
+ * against the service's answer before timing (measureRead).
  */
-export async function readStatement(path: string, tenant: number): Promise<Statement> {
-  let captured: Statement | undefined;
-  const capture: Database = {
-    backend: 'postgres',
-    sharedByProcesses: true,
-    poolStats: () => ({ max: 1, total: 1 }),
-    upkeepStats: () => ({ runs: 0, seconds: 0 }),
-    async query<Row>(sql: string, params?: readonly unknown[]) {
-      captured = { sql, params: [...(params ?? [])] };
-      return [{ total: 0, item_count: 0, data: '[]' }] as Row[];
-    },
-    async exec() {},
-    statementRows: Number.POSITIVE_INFINITY,
-    async wrote() {},
-    transaction: (work) => work(inTransaction(capture)),
-    async close() {},
-  };
-  const app = Fastify({ logger: false });
-  app.decorateRequest('tenantId', 0);
-  registerReadRoutes(app, {
-    db: capture,
-    authenticate: async (request: FastifyRequest) => {
-      request.tenantId = tenant;
-    },
+export function readStatement(path: string, tenant: number): Statement {
+  const url = new URL(path, 'http://bench');
+  const list = listResources.find((candidate) => candidate.path === url.pathname);
+  if (!list) throw new Error(`no list at ${url.pathname}`);
+  const extra = [...url.searchParams.keys()].filter((name) => name !== 'limit');
+  if (extra.length > 0) throw new Error(`${path}: the floor builds page 1 of the unfiltered list only`);
+  return listPageSql(listPageStatement(list), {
+    tenantId: tenant,
+    filters: {},
+    sortField: list.sort.field,
+    descending: list.sort.default === 'descending',
+    page: 1,
+    limit: Number(url.searchParams.get('limit') ?? list.limit.default),
   });
-  const response = await app.inject({ method: 'GET', url: path });
-  await app.close();
-  if (response.statusCode !== 200 || !captured) {
-    throw new Error(`capturing ${path}: HTTP ${response.statusCode} ${response.body.slice(0, 300)}`);
-  }
-  return captured;
 }
 
 export interface ReadWorkload {
@@ -222,7 +204,7 @@ export async function measureRead(
   options: LoadOptions,
 ): Promise<ReadResult> {
   const tenant = setup.tenants[workload.tenant]!;
-  const statement = await readStatement(workload.path, tenant.id);
+  const statement = readStatement(workload.path, tenant.id);
 
   const first = await setup.client.request('GET', workload.path, tenant.headers);
   const [row] = await setup.raw.query<PageRow>(statement.sql, statement.params);
@@ -358,7 +340,7 @@ export const READ_HEADER = [
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the statement a request sends, run on the raw side. */
 export async function explainRead(setup: ReadSetup, workload: ReadWorkload): Promise<string> {
-  const statement = await readStatement(workload.path, setup.tenants[workload.tenant]!.id);
+  const statement = readStatement(workload.path, setup.tenants[workload.tenant]!.id);
   const rows = await setup.raw.query<{ 'QUERY PLAN': string }>(
     `EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`,
     statement.params,
