@@ -1,13 +1,17 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
-import { type Database, inTransaction, type Queryable } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
+import { CLI } from '../../kit/server-process.js';
 import { onCleanup } from './cleanup.js';
+import { serverEnv } from './server.js';
+
+const run = promisify(execFile);
 
 /** Server to create the benchmark databases on: a maintenance database URL. */
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgres://root@127.0.0.1:5432/postgres';
@@ -62,9 +66,14 @@ export async function rawPostgres(url: string): Promise<RawClient> {
   };
 }
 
-/** An in-process PGlite of its own in a temp dir, migrated with the service's migrations. */
+/**
+ * An in-process PGlite of its own in a temp dir, its schema made by the product's own command
+ * (`sfa-backoffice migrate` with DATA_DIR), which exits before the directory is opened here.
+ */
 export async function rawPglite(): Promise<RawClient> {
-  const db = await PGlite.create(tempDir('sfa-bench-raw-pglite-'));
+  const dir = tempDir('sfa-bench-raw-pglite-');
+  await migrateWithCli({ ...serverEnv(), DATA_DIR: dir });
+  const db = await PGlite.create(dir);
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -72,7 +81,6 @@ export async function rawPglite(): Promise<RawClient> {
     await db.close();
   };
   onCleanup('close raw PGlite', close);
-  await migrate(asDatabase(db));
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
       return (await db.query<Row>(sql, params as unknown[] | undefined)).rows;
@@ -81,27 +89,9 @@ export async function rawPglite(): Promise<RawClient> {
   };
 }
 
-/** Just enough of the Database interface for migrate(). */
-function asDatabase(db: PGlite): Database {
-  const wrap = (target: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<Row>(sql: string, params?: readonly unknown[]) {
-      return (await target.query<Row>(sql, params as unknown[] | undefined)).rows;
-    },
-    async exec(script: string) {
-      await target.exec(script);
-    },
-  });
-  return {
-    backend: 'pglite',
-    sharedByProcesses: false,
-    poolStats: () => ({ max: 1, total: 1 }),
-    upkeepStats: () => ({ runs: 0, seconds: 0 }),
-    ...wrap(db),
-    statementRows: Number.POSITIVE_INFINITY,
-    async wrote() {},
-    transaction: (work) => db.transaction((tx) => work(inTransaction(wrap(tx)))),
-    close: () => db.close(),
-  };
+/** `sfa-backoffice migrate` as a child process on the database env names (DATABASE_URL or DATA_DIR). */
+export async function migrateWithCli(env: NodeJS.ProcessEnv): Promise<void> {
+  await run(process.execPath, [CLI, 'migrate'], { env });
 }
 
 /** A tenant of the raw side's own: INSERT INTO tenants(name). */
