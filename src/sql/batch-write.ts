@@ -213,8 +213,8 @@ function childParams(resource: BatchResource, rows: readonly FieldValue[][]): Fi
 /**
  * The statement's parameters for some distinct rows as arrays, in the order its text numbers them ($2
  * on, after the tenant): one array per column, the children's columns last. What a client writing raw
- * SQL sends (the benchmarks' raw side); the service sends their literals (columnLiterals, checked
- * equal by bench/lib/workloads.ts).
+ * SQL sends (the benchmarks' floor); the service sends their literals (columnLiterals), and the
+ * benchmarks check on the tables that both wrote the same rows.
  */
 export function statementColumns(resource: BatchResource, rows: readonly FieldValue[][]): FieldValue[][] {
   const columns = toColumns(resource.columnPositions, rows);
