@@ -32,7 +32,8 @@ export const inputMessages = {
   batchSize: `Must be a whole number from ${BATCH_SIZE.min} to ${BATCH_SIZE.max}`,
   description: `Must be a string of at most ${MAX_DESCRIPTION_LENGTH} characters, or null`,
   status: 'Must be "active" or "paused"',
-  resource: `Must be one of the endpoint's resources: ${RESOURCE_NAMES.join(', ')}`,
+  /** A replay's answer names the endpoint's own resources instead (replayResourceMessage). */
+  resource: "Must be one of the endpoint's resources",
   after: 'Must be the next cursor of an earlier answer for this resource',
 } as const;
 
@@ -161,6 +162,13 @@ export const replayEndpointBody = Type.Object(
   { additionalProperties: false, errorMessage: { required: inputMessages.resource } },
 );
 
+/**
+ * A replay naming no resource of the endpoint: the message lists the endpoint's resources, the only
+ * ones it may name, rather than every resource of the feed.
+ */
+export const replayResourceMessage = (resources: readonly string[]) =>
+  `${inputMessages.resource}: ${resources.join(', ')}`;
+
 /** Where a replay starts: after a cursor's position, or at the start of the feed. */
 export interface ReplayInput {
   resource: string;
@@ -203,7 +211,13 @@ export function checkReplay(
   if (!checked.ok) {
     const resourceRefused = checked.errors.some((error) => error.field === 'resource');
     const errors = resourceRefused
-      ? checked.errors.filter((error) => error.field !== 'after')
+      ? checked.errors
+          .filter((error) => error.field !== 'after')
+          .map((error) =>
+            error.field === 'resource'
+              ? { ...error, message: replayResourceMessage(endpointResources) }
+              : error,
+          )
       : checked.errors;
     return { ok: false, errors };
   }

@@ -275,6 +275,7 @@ for (const backend of backends()) {
           await other.send({ method: 'POST', path: `${path}/rotate-secret` }),
           await other.post(`${path}/replay`, { resource: 'customers' }),
           await other.send({ method: 'POST', path: `${path}/ping` }),
+          await other.send({ method: 'POST', path: `${path}/retry` }),
         ];
         for (const answer of answers) {
           assert.equal(answer.status, 404, answer.text);
@@ -293,22 +294,26 @@ for (const backend of backends()) {
       try {
         const { body: created } = await tenant.post('/v1/webhooks', valid);
         const replay = (body: unknown) => tenant.post(`/v1/webhooks/${created.id}/replay`, body);
-        assert.equal((await replay({ resource: 'prices' })).body.errors[0].field, 'resource');
+        assert.deepEqual((await replay({ resource: 'prices' })).body.errors, [
+          { field: 'resource', message: "Must be one of the endpoint's resources: customers, deliveries" },
+        ]);
+        assert.deepEqual((await replay({ resource: 'nonsense' })).body.errors, [
+          { field: 'resource', message: "Must be one of the endpoint's resources: customers, deliveries" },
+        ]);
         assert.equal((await replay({ resource: 'customers', after: 'nope' })).body.errors[0].field, 'after');
         const otherCursor = created.positions.deliveries;
         assert.equal(
           (await replay({ resource: 'customers', after: otherCursor })).body.errors[0].field,
           'after',
         );
-        // Missing or not the endpoint's: one message; a refused resource leaves its cursor unread.
+        // Missing or not the endpoint's: one message, naming the endpoint's resources and no other; a
+        // refused resource leaves its cursor unread.
+        const notOurs = "Must be one of the endpoint's resources: customers, deliveries";
         const unknown = { field: 'colour', message: 'Unknown field' };
         for (const body of [{ colour: 1 }, { colour: 1, resource: 'prices', after: 5 }]) {
           const refused = await replay(body);
           assert.equal(refused.status, 400);
-          assert.deepEqual(refused.body.errors, [
-            unknown,
-            { field: 'resource', message: inputMessages.resource },
-          ]);
+          assert.deepEqual(refused.body.errors, [unknown, { field: 'resource', message: notOurs }]);
         }
         for (const after of [5, 'nope']) {
           const refused = await replay({ colour: 1, resource: 'customers', after });
