@@ -170,6 +170,18 @@ export class AppMetrics implements BatchMetrics {
     this.webhookAttempts.inc({ result: result.delivered ? 'delivered' : 'failed', repeat: String(repeat) });
   }
 
+  private readonly webhookChanges = new Counter({
+    name: 'sfa_webhook_endpoint_changes_total',
+    help: 'Webhook endpoints that started failing (to="failing") or were disabled (to="disabled"), each counted once, when it happened',
+    labelNames: ['to'] as const,
+    registers: [this.registry],
+  });
+
+  /** An endpoint that started failing or was disabled (src/webhooks/delivery-work.ts). */
+  endpointChanged(to: 'failing' | 'disabled'): void {
+    this.webhookChanges.inc({ to });
+  }
+
   /** Webhook endpoints by status and the oldest change not yet delivered, read at scrape time. */
   watchWebhooks(read: () => Promise<WebhookFigures>): void {
     const figures = oncePerScrape(read);

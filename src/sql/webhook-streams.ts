@@ -255,12 +255,22 @@ export async function recordDelivered(
   return row!;
 }
 
+/** Why an endpoint was disabled by its failures. */
+export const GONE_REASON = 'The endpoint answered 410 Gone';
+export const FAILED_TOO_LONG_REASON = 'Every attempt failed for 3 days';
+
 /**
  * The attempt failed: the stream is let go until its next attempt ($5 seconds on), the endpoint is
  * failing since its first failure, and disabled when $12 (the endpoint answered 410) or when it has
- * been failing for 3 days.
+ * been failing for $13 seconds (3 days, src/webhooks/retry-schedule.ts). The endpoint's row is locked
+ * first, as every statement here does (LOCK_ENDPOINT), and read as it was: whether this failure is the
+ * one that made it failing, or disabled it, is told once, by the statement that made it so
+ * (docs/decisions/0138-webhook-transitions-told-once.md).
  */
-const FAILED = `WITH ${LOCK_ENDPOINT}, failed AS (
+const FAILED = `WITH locked AS (
+  SELECT id, status AS was_status, failing_since AS was_failing_since
+  FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE
+), failed AS (
   UPDATE webhook_streams SET failures = failures + 1, next_attempt_at = now() + make_interval(secs => $5),
     holder = NULL, held_until = NULL
   WHERE endpoint_id = $1 AND resource = $2 AND holder = $3 AND pending_id = $4 AND EXISTS (SELECT 1 FROM locked)
@@ -268,25 +278,38 @@ const FAILED = `WITH ${LOCK_ENDPOINT}, failed AS (
 ), endpoint AS (
   UPDATE webhook_endpoints SET
     failing_since = COALESCE(failing_since, now()),
-    status = CASE WHEN $12::boolean OR failing_since <= now() - interval '3 days' THEN 'disabled' ELSE status END,
+    status = CASE WHEN $12::boolean OR failing_since <= now() - make_interval(secs => $13) THEN 'disabled' ELSE status END,
     disabled_reason = CASE
-      WHEN $12::boolean THEN 'The endpoint answered 410 Gone'
-      WHEN failing_since <= now() - interval '3 days' THEN 'Every attempt failed for 3 days'
+      WHEN $12::boolean THEN ${literal(GONE_REASON)}
+      WHEN failing_since <= now() - make_interval(secs => $13) THEN ${literal(FAILED_TOO_LONG_REASON)}
       ELSE disabled_reason END
   WHERE id = $1 AND EXISTS (SELECT 1 FROM failed)
-  RETURNING status
+  RETURNING status, disabled_reason
 ), ${LOG}
-SELECT (SELECT status FROM endpoint) AS status`;
+SELECT e.status, e.disabled_reason,
+  (l.was_failing_since IS NULL) AS started_failing,
+  (e.status = 'disabled' AND l.was_status <> 'disabled') AS disabled
+FROM endpoint e, locked l`;
 
-/** The endpoint's status after the failure (null: the stream was replayed or taken over meanwhile). */
+/** What a failure did to the endpoint (none of it when the stream was replayed or taken over meanwhile). */
+export interface AfterFailure {
+  /** The endpoint's status now; null when the failure was not recorded. */
+  status: string | null;
+  disabled_reason: string | null;
+  /** This failure is the first of the endpoint's failures going on now. */
+  started_failing: boolean;
+  /** This failure disabled the endpoint. */
+  disabled: boolean;
+}
+
 export async function recordFailed(
   q: Queryable,
   stream: { endpoint_id: string; resource: string },
   holder: string,
   record: AttemptRecord,
-  options: { retryInSeconds: number; gone: boolean },
-): Promise<string | null> {
-  const [row] = await q.query<{ status: string | null }>(FAILED, [
+  options: { retryInSeconds: number; gone: boolean; disableAfterSeconds: number },
+): Promise<AfterFailure> {
+  const [row] = await q.query<AfterFailure>(FAILED, [
     stream.endpoint_id,
     stream.resource,
     holder,
@@ -294,8 +317,9 @@ export async function recordFailed(
     options.retryInSeconds,
     ...attemptParams(record, true),
     options.gone,
+    options.disableAfterSeconds,
   ]);
-  return row!.status;
+  return row ?? { status: null, disabled_reason: null, started_failing: false, disabled: false };
 }
 
 /** Lets a stream go: due at once for whichever instance looks next. */
@@ -321,10 +345,14 @@ export async function releaseAllStreams(q: Queryable, holder: string): Promise<v
  * An endpoint whose streams cannot go on: its position is from a history the database no longer
  * has (a restore). Disabled with the reason; a replay (or setting it active) is the way on.
  */
-const DISABLE = `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1`;
+const DISABLE = `WITH prior AS (SELECT status AS was FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE)
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2 WHERE id = $1
+RETURNING (SELECT was FROM prior) <> 'disabled' AS disabled`;
 
-export async function disableEndpoint(q: Queryable, endpointId: string, reason: string): Promise<void> {
-  await q.query(DISABLE, [endpointId, reason]);
+/** True when this disabled the endpoint (it was not disabled already). */
+export async function disableEndpoint(q: Queryable, endpointId: string, reason: string): Promise<boolean> {
+  const [row] = await q.query<{ disabled: boolean }>(DISABLE, [endpointId, reason]);
+  return row?.disabled ?? false;
 }
 
 /**

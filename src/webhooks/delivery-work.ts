@@ -17,7 +17,7 @@ import {
 } from '../sql/webhook-streams.js';
 import type { AddressRules, Resolve } from './addresses.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
-import { retryDelaySeconds } from './retry-schedule.js';
+import { DISABLE_AFTER_MS, retryDelaySeconds } from './retry-schedule.js';
 import { openSecret } from './secret-sealing.js';
 import { deliveryHeaders, newMessageId } from './signature.js';
 
@@ -64,9 +64,10 @@ export const DEFAULT_DELIVERY_SETTINGS = {
   everyMs: 250,
 } as const;
 
-/** Results of attempts, for the metrics. */
+/** Results of attempts, and endpoints that started failing or were disabled, for the metrics. */
 export interface DeliveryCounters {
   attempt(result: AttemptResult, repeat: boolean): void;
+  endpointChanged(to: 'failing' | 'disabled'): void;
 }
 
 /** Why an endpoint is disabled when its position is not of the feed it reads now. */
@@ -91,6 +92,19 @@ export function webhookDeliveries(
   log?: { warn(details: object, message: string): void },
 ): WebhookDeliveries {
   const random = settings.random ?? Math.random;
+
+  /**
+   * An endpoint that started failing, or was disabled: told once, by the turn whose statement made it
+   * so (docs/decisions/0138-webhook-transitions-told-once.md). Its id, resource and the attempt's error
+   * in the deliveries log's words; never its URL (a query string may hold a token) nor a secret.
+   */
+  function told(stream: ClaimedStream, to: 'failing' | 'disabled', details: object): void {
+    counters?.endpointChanged(to);
+    log?.warn(
+      { webhook: stream.endpoint_id, tenant: stream.tenant_id, resource: stream.resource, ...details },
+      to === 'failing' ? 'webhook endpoint started failing' : 'webhook endpoint disabled',
+    );
+  }
 
   async function signingSecrets(stream: ClaimedStream): Promise<string[]> {
     const key = await sealingKey();
@@ -127,7 +141,9 @@ export function webhookDeliveries(
       });
       if (read.refused) {
         const reason = read.refused === 'renumbered' ? RENUMBERED_REASON : RESTORED_REASON;
-        await disableEndpoint(db, stream.endpoint_id, reason);
+        if (await disableEndpoint(db, stream.endpoint_id, reason)) {
+          told(stream, 'disabled', { reason });
+        }
         return false;
       }
       const { generation } = read;
@@ -188,10 +204,14 @@ export function webhookDeliveries(
           durationMs: Math.round(result.durationMs),
         };
         if (!result.delivered) {
-          await recordFailed(db, stream, holder, attempted, {
+          const after = await recordFailed(db, stream, holder, attempted, {
             retryInSeconds: retryDelaySeconds(stream.failures + 1, random, result.retryAfterSeconds),
             gone: result.statusCode === 410,
+            disableAfterSeconds: DISABLE_AFTER_MS / 1000,
           });
+          const { error, statusCode } = attempted;
+          if (after.started_failing) told(stream, 'failing', { error, statusCode });
+          if (after.disabled) told(stream, 'disabled', { reason: after.disabled_reason, error, statusCode });
           return true;
         }
         // Caught up (a first attempt read all there was): the record lets the stream go in the same

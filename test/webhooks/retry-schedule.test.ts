@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { failedTooLong, MAX_DELAY_SECONDS, retryDelaySeconds } from '../../src/webhooks/retry-schedule.js';
+import { DISABLE_AFTER_MS, MAX_DELAY_SECONDS, retryDelaySeconds } from '../../src/webhooks/retry-schedule.js';
 
 test('the first repeat comes within 10 s; then the wait doubles, with jitter, up to an hour', () => {
   const lowest = () => 0;
@@ -33,8 +33,6 @@ test("an endpoint's Retry-After is honoured from a second up to an hour", () => 
   );
 });
 
-test('three days of failed attempts disable the endpoint, not a moment before', () => {
-  const since = new Date('2026-11-20T10:00:00Z');
-  assert.equal(failedTooLong(since, new Date('2026-11-23T09:59:59Z')), false);
-  assert.equal(failedTooLong(since, new Date('2026-11-23T10:00:00Z')), true);
+test('three days of failed attempts disable the endpoint (the statement that records a failure reads this)', () => {
+  assert.equal(DISABLE_AFTER_MS, 3 * 24 * 3600 * 1000);
 });
