@@ -289,6 +289,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       timeoutMs: webhooks.timeoutMs,
       userAgent: webhooks.userAgent,
     },
+    deliveriesDue: () => background.nudge(deliveries.name),
   });
   registerJobRoutes(app, {
     db: options.db,

@@ -1,5 +1,6 @@
 import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
+import { DELIVERY_SCHEDULE } from '../routes/v1/webhook-schemas.js';
 import { PACKAGE } from '../version.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
 import { changesPath, changesSchemas } from './changes-path.js';
@@ -45,8 +46,7 @@ export function buildOpenApiDocument(): OpenApiObject {
       },
       {
         name: 'Webhooks',
-        description:
-          "Changes pushed as they commit: endpoints that receive every change of the resources they chose, in the feed's order, signed.",
+        description: `Changes pushed as they commit: endpoints that receive every change of the resources they chose, in the feed's order, signed. ${DELIVERY_SCHEDULE}`,
       },
       {
         name: 'Bulk jobs',

@@ -229,6 +229,24 @@ const answers: Record<string, OperationAnswers> = {
       ...common,
     },
   },
+  retryWebhook: {
+    parameters: [idempotencyKeyHeader],
+    responses: {
+      '202': {
+        description: 'The waiting deliveries are due now (202 with nothing waiting too).',
+        content: json(
+          {
+            type: 'object',
+            required: ['statusCode', 'message'],
+            properties: { statusCode: { const: 202 }, message: { type: 'string' } },
+          },
+          { statusCode: 202, message: 'Retry scheduled' },
+        ),
+      },
+      '404': notFound,
+      ...common,
+    },
+  },
   pingWebhook: {
     responses: {
       '200': {

@@ -227,6 +227,32 @@ export async function replayStream(
   return rows.length > 0;
 }
 
+/**
+ * POST /v1/webhooks/{id}/retry: a disabled endpoint is active again (its failures and disabling
+ * forgotten, as PATCH does), and each stream waiting for its next attempt is due now. An active
+ * endpoint keeps its failures: a retry that fails too waits the next step of the schedule. A paused
+ * one stays paused (docs/decisions/0137-webhook-retry-now.md). The endpoint's row first, then its
+ * streams, as every statement here takes them.
+ */
+const RETRY = `WITH prior AS (
+  SELECT status AS was FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE
+), endpoint AS (
+  UPDATE webhook_endpoints SET status = 'active', failing_since = NULL, disabled_reason = NULL
+  WHERE tenant_id = $1 AND id = $2 AND status = 'disabled'
+  RETURNING id
+), due AS (
+  UPDATE webhook_streams SET next_attempt_at = now(),
+    failures = CASE WHEN EXISTS (SELECT 1 FROM endpoint) THEN 0 ELSE failures END
+  WHERE endpoint_id = $2 AND tenant_id = $1 AND EXISTS (SELECT 1 FROM prior)
+    AND (next_attempt_at > now() OR EXISTS (SELECT 1 FROM endpoint))
+)
+SELECT was FROM prior`;
+
+/** False when the tenant has no such endpoint. */
+export async function retryNow(q: Queryable, tenantId: number, id: string): Promise<boolean> {
+  return (await q.query(RETRY, [tenantId, id])).length > 0;
+}
+
 export interface AttemptRow {
   id: string;
   resource: string;

@@ -8,6 +8,7 @@ import {
   insertStreams,
   lockTenantEndpoints,
   replayStream,
+  retryNow,
   rotateSecret,
   selectEndpoint,
   updateEndpoint,
@@ -226,4 +227,13 @@ export async function replayEndpoint(
   const checked = checkReplay(body, endpoint.resources, generation);
   if (!checked.ok) throw new WebhookRefusal(400, checked.errors);
   if (!(await replayStream(q, tenantId, id, { ...checked.value, generation }))) throw notFound();
+}
+
+/**
+ * POST /v1/webhooks/{id}/retry: the delivery under way of each resource is due now rather than at its
+ * scheduled time, a disabled endpoint active first (docs/decisions/0137-webhook-retry-now.md). With
+ * nothing waiting it changes nothing, and answers all the same.
+ */
+export async function retryEndpoint(q: Queryable, tenantId: number, id: string): Promise<void> {
+  if (!(await retryNow(q, tenantId, id))) throw notFound();
 }

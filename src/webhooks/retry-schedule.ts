@@ -5,10 +5,13 @@
  */
 
 /** The first repeat waits between half of this and this. */
-const FIRST_DELAY_SECONDS = 10;
+export const FIRST_DELAY_SECONDS = 10;
 export const MAX_DELAY_SECONDS = 3600;
 const MIN_RETRY_AFTER_SECONDS = 1;
-/** Failing this long (from the first failed attempt of a row of failures) disables the endpoint. */
+/**
+ * Failing this long (from the first failed attempt of a row of failures) disables the endpoint: the
+ * statement that records a failure takes it from here (src/sql/webhook-streams.ts).
+ */
 export const DISABLE_AFTER_MS = 3 * 24 * 3600 * 1000;
 
 /**
@@ -30,9 +33,4 @@ export function retryDelaySeconds(
     FIRST_DELAY_SECONDS * 2 ** Math.max(0, Math.min(failures - 1, 20)),
   );
   return Math.min(MAX_DELAY_SECONDS, step / 2 + (step / 2) * random());
-}
-
-/** An endpoint failing since `failingSince` is disabled at `now` once 3 days have passed. */
-export function failedTooLong(failingSince: Date, now: Date): boolean {
-  return now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS;
 }

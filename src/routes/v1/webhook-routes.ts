@@ -24,6 +24,7 @@ import {
   prepareWrite,
   presentEndpoint,
   replayEndpoint,
+  retryEndpoint,
   rotateEndpointSecret,
   WebhookRefusal,
 } from '../../webhooks/endpoints.js';
@@ -40,6 +41,8 @@ export interface WebhookRouteDeps {
   authenticate: onRequestHookHandler;
   idempotency: IdempotencySettings;
   context: EndpointContext & { timeoutMs: number; userAgent: string };
+  /** A delivery was made due now: the delivery work runs a round without waiting for its timer. */
+  deliveriesDue(): void;
 }
 
 /** The request's JSON body, parsed from its bytes (kept as bytes: a keyed request hashes them). */
@@ -140,6 +143,18 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     });
     return sendAnswer(reply, answer, replayed);
   });
+
+  // Making a delivery due now twice is making it due now: the header is checked like every POST's
+  // and the answer not kept, so a repeat retries again (docs/decisions/0137-webhook-retry-now.md).
+  app.post(
+    declared.retry.url,
+    { ...plain, onRequest: [deps.authenticate, checkIdempotencyKey], schema: declared.retry.schema },
+    async (request, reply) => {
+      await retryEndpoint(db, request.tenantId, idOf(request));
+      deps.deliveriesDue();
+      return reply.code(202).send({ statusCode: 202, message: 'Retry scheduled' });
+    },
+  );
 
   // A ping changes nothing: its header is checked like every POST's, and its answer never kept (a
   // retry pings again, which is what a retry of a ping means).

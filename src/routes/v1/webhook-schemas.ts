@@ -1,17 +1,25 @@
 import { idParams, querySchema, type RouteDeclaration } from '../../http/route-schema.js';
 import type { ParamRule } from '../../read/query-params.js';
+import { DEFAULT_DELIVERY_SETTINGS } from '../../webhooks/delivery-work.js';
 import {
   changeEndpointBody,
   createEndpointBody,
   MAX_ENDPOINTS_PER_TENANT,
   replayEndpointBody,
 } from '../../webhooks/endpoint-input.js';
+import { DISABLE_AFTER_MS, FIRST_DELAY_SECONDS, MAX_DELAY_SECONDS } from '../../webhooks/retry-schedule.js';
 
 /** The webhook endpoints' routes (extensions.md 11), each declared once: the route, its check, its document. */
 
 export const WEBHOOKS_PATH = '/v1/webhooks';
 const ONE = `${WEBHOOKS_PATH}/:id`;
 const tags = ['Webhooks'];
+
+/**
+ * When a delivery counts as taken and when a failed one is attempted again (extensions.md 11), as the
+ * document states it: from the values the delivery work uses.
+ */
+export const DELIVERY_SCHEDULE = `A 2xx within ${DEFAULT_DELIVERY_SETTINGS.timeoutMs / 1000} s is delivered. Anything else (another status, no answer within ${DEFAULT_DELIVERY_SETTINGS.timeoutMs / 1000} s, a refused connection, a TLS error, a redirect: never followed) is attempted again with the same webhook-id: the first repeat within ${FIRST_DELAY_SECONDS} s, then the wait doubles, with jitter, up to ${MAX_DELAY_SECONDS / 3600} hour between attempts; a Retry-After on 429 or 503 is honoured (up to an hour). 410 disables the endpoint at once, and so do ${DISABLE_AFTER_MS / (24 * 3600 * 1000)} days of failed attempts; POST /v1/webhooks/{id}/retry attempts a waiting delivery now.`;
 
 export const DELIVERIES_QUERY: Readonly<Record<string, ParamRule>> = {
   limit: { kind: 'integer', min: 1, max: 100, default: 20 },
@@ -25,7 +33,7 @@ export const webhookRoutes = {
       operationId: 'createWebhook',
       tags,
       summary: 'Register a webhook endpoint',
-      description: `The service then POSTs the changes of the chosen resources to the URL, in the change feed's order, signed by the Standard Webhooks scheme with the secret answered here (shown this once). At most ${MAX_ENDPOINTS_PER_TENANT} endpoints per tenant.`,
+      description: `The service then POSTs the changes of the chosen resources to the URL, in the change feed's order, signed by the Standard Webhooks scheme with the secret answered here (shown this once). At most ${MAX_ENDPOINTS_PER_TENANT} endpoints per tenant. ${DELIVERY_SCHEDULE}`,
       body: createEndpointBody,
     },
   },
@@ -58,7 +66,7 @@ export const webhookRoutes = {
       tags,
       summary: 'Change a webhook endpoint',
       description:
-        'Any of url, resources, description, batch_size and status (active or paused). Nothing is lost while paused or disabled.',
+        'Any of url, resources, description, batch_size and status (active or paused). Nothing is lost while paused or disabled. Set active again, a paused or disabled endpoint forgets its failures and resumes with the first change it has not taken.',
       params: idParams,
       body: changeEndpointBody,
     },
@@ -97,6 +105,17 @@ export const webhookRoutes = {
         'Delivery of the resource goes on after the cursor (absent: from the start of the feed); a delivery under way is dropped.',
       params: idParams,
       body: replayEndpointBody,
+    },
+  },
+  retry: {
+    method: 'POST',
+    url: `${ONE}/retry`,
+    schema: {
+      operationId: 'retryWebhook',
+      tags,
+      summary: 'Attempt the waiting deliveries now',
+      description: `The delivery under way of each of the endpoint's resources is attempted within seconds instead of at its next scheduled time; a disabled endpoint becomes active first (a paused one stays paused). With nothing waiting it answers 202 all the same. Its answer is not kept: a repeat retries again. ${DELIVERY_SCHEDULE}`,
+      params: idParams,
     },
   },
   ping: {
