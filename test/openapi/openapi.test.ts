@@ -263,6 +263,22 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  test('the webhook endpoints state the retry schedule and the 15 s timeout, and POST .../retry is there', () => {
+    const retry = doc.paths['/v1/webhooks/{id}/retry']?.post;
+    assert.equal(retry?.operationId, 'retryWebhook');
+    assert.ok(retry.responses['202'] && retry.responses['404']);
+    for (const text of [
+      doc.tags.find((tag: { name: string }) => tag.name === 'Webhooks').description,
+      doc.paths['/v1/webhooks'].post.description,
+      retry.description,
+    ]) {
+      assert.match(text, /2xx within 15 s/);
+      assert.match(text, /first repeat within 10 s/);
+      assert.match(text, /jitter, up to 1 hour/);
+      assert.match(text, /3 days of failed attempts/);
+    }
+  });
+
   test('every component schema compiles as strict JSON Schema 2020-12', () => {
     for (const name of Object.keys(doc.components.schemas)) {
       assert.doesNotThrow(() => validatorOf({ $ref: `#/components/schemas/${name}` }), name);
