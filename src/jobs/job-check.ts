@@ -8,6 +8,7 @@ import {
   renewJob,
   startValidation,
 } from '../sql/job-runs.js';
+import { delimiterHint } from './delimiter-hint.js';
 import { type KeptBlock, keptBlocks } from './file-blocks.js';
 import { FileProblem } from './file-rows.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
@@ -68,6 +69,8 @@ export async function checkFile(
   if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
   let received = 0;
   let invalid = 0;
+  // Read from the first invalid row: a header read with the wrong delimiter makes every row invalid alike.
+  let hint: string | undefined;
   try {
     for await (const { rows: block, checked } of blocks) {
       const lines: number[] = [];
@@ -77,6 +80,7 @@ export async function checkFile(
         const row = block[at]!;
         const errors = checked.errors[at];
         if (errors) {
+          if (invalid + lines.length === 0) hint = delimiterHint(job, resource.fieldNames, errors);
           lines.push(row.line);
           body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
         } else if (repeated) {
@@ -95,13 +99,16 @@ export async function checkFile(
     if (error instanceof FileProblem) return { failed: error.message };
     throw error;
   }
+  const hinted = hint === undefined ? '' : `. ${hint}`;
   if (invalid > 0 && job.on_invalid === 'reject') {
     return {
-      failed: `${count(invalid)} of ${count(received)} rows are invalid (results with outcome=failed list them): nothing was written`,
+      failed: `${count(invalid)} of ${count(received)} rows are invalid (results with outcome=failed list them): nothing was written${hinted}`,
     };
   }
   if (invalid > 0 && invalid === received) {
-    return { failed: `All ${count(received)} rows are invalid (results with outcome=failed list them)` };
+    return {
+      failed: `All ${count(received)} rows are invalid (results with outcome=failed list them)${hinted}`,
+    };
   }
   return { repeated };
 }
