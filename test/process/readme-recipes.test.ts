@@ -1,50 +1,20 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
 import { freePort } from '../../kit/free-port.js';
-import { startFirstServe } from '../helpers/first-start.js';
 import { customer } from '../helpers/read-data.js';
-import { readmeBlock, runBash } from './readme-shell.js';
+import { deliveryLoopAnswers, readmeBlock, runBash, servedShell } from './readme-shell.js';
 
 /*
  * The README's recipes for the change feed ("Downloading changes") and for retries ("Retrying
  * safely") run as written, in bash, against a freshly started server: an integrator copies them.
  */
 
-/** The token and AUTH lines of Getting started ("With `AUTH` as in Getting started"). */
-function authLines(): string {
-  const lines = readmeBlock('Getting started').replace(/\\\n/g, ' ').split('\n');
-  const auth = lines.filter((line) => /^(TOKEN|AUTH)=/.test(line));
-  assert.equal(auth.length, 2, 'Getting started sets TOKEN and AUTH');
-  return auth.join('\n');
-}
-
 async function bash(script: string, cwd: string): Promise<string> {
   return (await runBash(script, cwd)).stdout;
-}
-
-/**
- * A freshly started server (closed after the test), a scratch folder, and the shell lines that set
- * what Getting started sets: BASE, the printed credentials, TOKEN and AUTH. `env`: settings of the
- * server beyond the defaults.
- */
-async function servedShell(env: Record<string, string> = {}): Promise<{ cwd: string; prelude: string }> {
-  const server = await startFirstServe({ LOG_LEVEL: 'warn', ...env });
-  after(() => server.stop());
-  const cwd = mkdtempSync(join(tmpdir(), 'sfa-readme-recipes-'));
-  after(() => rmSync(cwd, { recursive: true, force: true }));
-  const prelude = [
-    `BASE='${server.printed('base URL')}'`,
-    `KEY='${server.printed('subscription key')}'`,
-    `CLIENT_ID='${server.printed('client id')}'`,
-    `CLIENT_SECRET='${server.printed('client secret')}'`,
-    authLines(),
-  ].join('\n');
-  return { cwd, prelude };
 }
 
 interface FeedPage {
@@ -128,39 +98,17 @@ test("the README's ERP delivery loop runs as written: reject with a reason, requ
   const get = async (path: string) =>
     JSON.parse(await bash(`${prelude}\ncurl -sf "\${AUTH[@]}" "$BASE${path}"`, cwd));
   const before = (await get('/v1/deliveries/pending?limit=500')).data.map((d: { code: string }) => d.code);
-  assert.ok(
-    before.includes('ENT-1002') && before.length > 1,
-    'the demo tenant has ENT-1002 and others pending',
-  );
+  assert.ok(before.length > 0, 'the demo tenant has deliveries pending');
 
-  // The block's output: each curl's answer, in order (the bodies are on one line each or run together).
-  const output = await bash(`${prelude}\n${readmeBlock("The ERP's delivery loop")}`, cwd);
-  const answers = output
-    .replace(/}\s*{"statusCode"/g, '}\n{"statusCode"')
-    .replace(/}\s*{"data"/g, '}\n{"data"')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line));
-  const [acknowledged, rejected, listed, requeued, again] = answers;
-  assert.deepEqual(acknowledged, {
-    statusCode: 200,
-    message: 'Deliveries acknowledged',
-    acknowledged: before.length - 1,
-    notFound: [],
-  });
-  assert.deepEqual(rejected, { statusCode: 200, message: 'Deliveries rejected', rejected: 1, notFound: [] });
-  assert.deepEqual(
-    listed.data.map((d: { code: string; rejection_reason: string }) => [d.code, d.rejection_reason]),
-    [['ENT-1002', 'Customer of ENT-1002 unknown to the ERP']],
-  );
-  assert.deepEqual(requeued, { statusCode: 200, message: 'Deliveries requeued', requeued: 1, notFound: [] });
-  assert.deepEqual(again, {
-    statusCode: 200,
-    message: 'Deliveries acknowledged',
-    acknowledged: 1,
-    notFound: [],
-  });
-  assert.equal(answers.length, 5);
+  const loop = readmeBlock("The ERP's delivery loop");
+  const first = deliveryLoopAnswers(await bash(`${prelude}\n${loop}`, cwd));
+  // The two deliveries of the run are taken with the demo's pending ones, but the refused one.
+  assert.equal(first.created.created, 2, JSON.stringify(first.created));
+  assert.equal(first.acknowledged.acknowledged, before.length + 1);
+  // Run again (as after Getting started, which acknowledged the demo's): two new deliveries, the same steps.
+  // RUN is the second the block starts in: the second run's is another, without waiting for it.
+  const second = deliveryLoopAnswers(await bash(`${prelude}\ndate() { echo 1; }\n${loop}`, cwd));
+  assert.equal(second.acknowledged.acknowledged, 1, 'the second run has its own deliveries to show');
   assert.deepEqual((await get('/v1/deliveries/pending')).data, []);
   assert.deepEqual((await get('/v1/deliveries/rejected')).data, []);
 });
