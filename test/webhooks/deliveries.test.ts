@@ -16,7 +16,14 @@ import {
 import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
-import { fixedResolver, privateBackends, type Received, receiver, testWebhookSettings } from './webhooks.js';
+import {
+  fixedResolver,
+  privateBackends,
+  type Received,
+  receiver,
+  testWebhookSettings,
+  until,
+} from './webhooks.js';
 
 /*
  * Webhook deliveries (extensions.md 11) to receivers on loopback, each round run by the test (no
@@ -426,9 +433,7 @@ for (const backend of privateBackends()) {
         const endpoint = await register(tenant, { url: url.href });
         await loadCustomers(db, tenant, ['C1']);
         await app.webhookDeliveries.round();
-        for (let tries = 0; received.length === 0 && tries < 500; tries++) {
-          await new Promise((done) => setTimeout(done, 5));
-        }
+        await until(() => received.length > 0, 'the first delivery arrives');
         const removed = await tenant.send({ method: 'DELETE', path: `/v1/webhooks/${endpoint.id}` });
         assert.equal(removed.status, 204);
         for (const response of held) response.end();
@@ -622,16 +627,19 @@ for (const backend of privateBackends()) {
         await loadCustomers(db, b, ['B1']);
         await app.webhookDeliveries.round();
         // B's delivery arrives while A's attempt still waits for an answer.
-        for (let tries = 0; healthy.received.length === 0 && tries < 500; tries++) {
-          await new Promise((done) => setImmediate(done));
-          await app.webhookDeliveries.round();
-        }
+        await until(
+          () => healthy.received.length > 0,
+          "B's delivery arrives",
+          // A pause between rounds, so that B's turn gets the embedded engine's one connection.
+          async () => {
+            await new Promise((done) => setTimeout(done, 5));
+            await app.webhookDeliveries.round();
+          },
+        );
         assert.deepEqual(codesOf(healthy.received), ['B1']);
         assert.equal(slow.received.length, 1);
         // B's turn ends (its last statements), A's goes on waiting.
-        for (let tries = 0; app.webhookDeliveries.turns > 1 && tries < 500; tries++) {
-          await new Promise((done) => setTimeout(done, 5));
-        }
+        await until(() => app.webhookDeliveries.turns <= 1, "B's turn ends");
         assert.equal(app.webhookDeliveries.turns, 1, "only A's turn is still running");
         for (const response of held) response.end();
         await app.webhookDeliveries.settled();
@@ -658,9 +666,7 @@ for (const backend of privateBackends()) {
         const endpoint = await register(first, { url: url.href });
         await loadCustomers(db, first, ['C1', 'C2']);
         await first.transport.app.webhookDeliveries.round();
-        for (let tries = 0; received.length === 0 && tries < 500; tries++) {
-          await new Promise((done) => setTimeout(done, 5));
-        }
+        await until(() => received.length > 0, 'the first delivery arrives');
         assert.equal(received.length, 1);
         // The first instance holds the stream: the second finds nothing to claim.
         await deliver(second.transport.app);

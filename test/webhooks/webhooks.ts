@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
@@ -9,6 +10,21 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { addressRules, parseNetworks, type Resolve } from '../../src/webhooks/addresses.js';
 import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
 import type { Backend } from '../helpers/backends.js';
+
+const pause = () => new Promise<void>((done) => setTimeout(done, 5));
+
+/**
+ * Until the condition holds, doing `step` between looks (by default a 5 ms pause): a positive signal
+ * waited for, bounded far beyond a busy machine's delays, so that what never happens fails naming
+ * itself instead of a count of tries running out first.
+ */
+export async function until(holds: () => boolean, what: string, step: () => Promise<unknown> = pause) {
+  const deadline = Date.now() + 30_000;
+  while (!holds()) {
+    assert.ok(Date.now() < deadline, `${what}, within 30 s`);
+    await step();
+  }
+}
 
 /** What a receiver on loopback got, in order. */
 export interface Received {
