@@ -19,7 +19,7 @@ import { charsetOf, isUtf8Charset, parseJsonRequest } from './http/json-body.js'
 import { DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/keyed-reply.js';
 import { loggerOptions, RequestLogController, requestId } from './http/logger.js';
 import { installMetrics } from './http/metrics.js';
-import { problems } from './http/problems.js';
+import { DATABASE_RETRY_AFTER_SECONDS, problems } from './http/problems.js';
 import type { WindowClock } from './http/rate-limit.js';
 import { type RequestsInFlight, requestsInFlight } from './http/requests-in-flight.js';
 import { installSecurityHeaders } from './http/security-headers.js';
@@ -260,7 +260,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await assertDatabaseWritable(options.db);
       return { status: 'ready' };
     } catch {
-      return reply.code(503).send({ status: 'unavailable' });
+      return reply
+        .code(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+        .send({ status: 'unavailable' });
     }
   });
 

@@ -1,7 +1,15 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isConnectionError } from '../db/failures.js';
 import { problemOf } from './domain-problems.js';
 import { HttpProblem, problems } from './problems.js';
 import { serverErrorMessage } from './server-errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** One of the contract's batch endpoints: a database out of reach is its 500 (backoffice-api.md 7.1). */
+    contractBatch?: boolean;
+  }
+}
 
 /** Fastify's own client errors, mapped to the service's error bodies. */
 function fromFastify(error: FastifyError, bodyLimit: number | undefined): HttpProblem | undefined {
@@ -22,8 +30,9 @@ function fromFastify(error: FastifyError, bodyLimit: number | undefined): HttpPr
 
 /**
  * The one place errors become answers: the catalogue's own, the domain's refusals (problemOf) and
- * Fastify's client errors keep their status; everything else is a 500
- * with the spec's message and a safe detail, logged in full with the request id.
+ * Fastify's client errors keep their status; everything else is a 500 with the spec's message and a
+ * safe detail, logged in full with the request id, except a database out of reach: that says to come
+ * back, with Retry-After (docs/decisions/0143-come-back-answers.md).
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -35,7 +44,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
     }
     request.log.error({ err: error }, 'request failed');
-    return reply.code(500).send(problems.server(serverErrorMessage(error, request.id)).body());
+    const message = serverErrorMessage(error, request.id);
+    const answer = isConnectionError(error)
+      ? problems.databaseUnavailable(message, request.routeOptions.config.contractBatch ? 500 : 503)
+      : problems.server(message);
+    return reply.code(answer.statusCode).headers(answer.headers).send(answer.body());
   });
   app.setNotFoundHandler((request, reply) => {
     const problem = problems.notFound(request.method, request.url);

@@ -16,8 +16,14 @@ export function installGracefulClose(app: FastifyInstance): void {
     closing = true;
   });
   app.addHook('onRequest', (_request, _reply, done) => {
-    if (closing) done(new HttpProblem(503, [{ message: 'The service is shutting down; retry the request' }]));
-    else done();
+    // Another instance can answer at once: Retry-After says so (docs/decisions/0143-come-back-answers.md).
+    if (closing) {
+      done(
+        new HttpProblem(503, [{ message: 'The service is shutting down; retry the request' }], {
+          'retry-after': '1',
+        }),
+      );
+    } else done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');

@@ -39,6 +39,13 @@ const bearerChallenge = (description?: string) => ({
 const unauthorized = (message: string, description?: string) =>
   new HttpProblem(401, [{ message }], bearerChallenge(description));
 
+/**
+ * Seconds a client is told to wait when the database cannot be reached or takes no writes (a
+ * failover, a restart): long enough not to hammer a promotion under way, short enough that writes
+ * resume within seconds of it (docs/decisions/0143-come-back-answers.md).
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 export const problems = {
   invalidJson: () => new HttpProblem(400, [{ message: 'Invalid JSON in request body' }]),
   notAnArray: () => arrayProblem('Request body must be an array'),
@@ -132,6 +139,12 @@ export const problems = {
   invalidBatchParameter: (field: string, message: string) => new HttpProblem(400, [{ field, message }]),
   /** 500 with one of the spec's four prefixes; detail is safe to show (no SQL, no stack). */
   server: (message: string) => new HttpProblem(500, [{ message }]),
+  /**
+   * The database cannot be reached: come back. The contract's batch endpoints keep their 500
+   * (backoffice-api.md 7.1 allows them 201, 400 and 500 only), every other endpoint answers 503.
+   */
+  databaseUnavailable: (message: string, statusCode: 500 | 503) =>
+    new HttpProblem(statusCode, [{ message }], { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) }),
 
   // The guard of /api and /v1 (extensions.md 2).
   missingSubscriptionKey: () => unauthorized('Missing Subscription-Key header'),
@@ -182,6 +195,14 @@ export const oauthProblems = {
     new OAuthProblem(429, 'slow_down', `Too many failed attempts; try again in ${retryAfterSeconds} s`, {
       'retry-after': String(retryAfterSeconds),
     }),
+  /** The database cannot be reached: come back (the API's 503, in RFC 6749's shape). */
+  databaseUnavailable: () =>
+    new OAuthProblem(
+      503,
+      'temporarily_unavailable',
+      `The database cannot be reached; try again in ${DATABASE_RETRY_AFTER_SECONDS} s`,
+      { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    ),
   /** Too many client secrets being checked in this process at once (src/auth/hashing-gate.ts). */
   hashingBusy: (retryAfterSeconds: number) =>
     new OAuthProblem(

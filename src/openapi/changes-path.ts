@@ -79,6 +79,7 @@ export function changesPath(): Record<string, OpenApiObject> {
         '401': responseRef('Unauthorized'),
         '429': responseRef('TooManyRequests'),
         '500': responseRef('ServerError'),
+        '503': responseRef('DatabaseUnavailable'),
       },
     },
   });

@@ -101,6 +101,7 @@ function answersOf(
       '413': bodyTooLargeResponse(route.bodyLimit!),
       '415': responseRef('UnsupportedMediaType'),
       '500': responseRef('ServerError'),
+      '503': responseRef('DatabaseUnavailable'),
     },
   };
 }

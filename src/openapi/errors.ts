@@ -1,6 +1,6 @@
 import { ValidationCrash } from '../batch/batch-errors.js';
 import type { HttpProblem } from '../http/problems.js';
-import { problems } from '../http/problems.js';
+import { DATABASE_RETRY_AFTER_SECONDS, problems } from '../http/problems.js';
 import { serverErrorMessage } from '../http/server-errors.js';
 import type { JsonSchema, OpenApiObject } from './json-schema.js';
 import { schemaRef } from './json-schema.js';
@@ -174,7 +174,15 @@ export const errorResponses: Record<string, OpenApiObject> = {
   ServerError: {
     description:
       'An unexpected failure. The message starts with one of four prefixes; the detail names a category ' +
-      'and the request id (also in the X-Request-Id header), never SQL or internals.',
+      'and the request id (also in the X-Request-Id header), never SQL or internals. "Error connecting to ' +
+      'database" is a batch endpoint\'s answer only, with Retry-After: nothing was written, send the same ' +
+      'batch again after it; the other endpoints answer 503 then.',
+    headers: {
+      'Retry-After': {
+        description: `With "Error connecting to database" only: seconds to wait before sending again (${DATABASE_RETRY_AFTER_SECONDS})`,
+        schema: { type: 'integer' },
+      },
+    },
     content: problemContent(
       problemExamples({
         validation: {
@@ -187,6 +195,26 @@ export const errorResponses: Record<string, OpenApiObject> = {
         },
         database: { summary: 'Database operation failed', problem: serverError(withCode('23505')) },
         other: { summary: 'Unexpected error', problem: serverError(new Error('bug')) },
+      }),
+    ),
+  },
+  /** Every endpoint but the contract's batch endpoints (theirs is ServerError's connection answer). */
+  DatabaseUnavailable: {
+    description:
+      'The database cannot be reached or takes no writes (a failover, a restart): come back after ' +
+      'Retry-After seconds. Nothing was written.',
+    headers: {
+      'Retry-After': {
+        description: `Seconds to wait before sending again (${DATABASE_RETRY_AFTER_SECONDS})`,
+        schema: { type: 'integer' },
+      },
+    },
+    content: problemContent(
+      problemExamples({
+        unavailable: {
+          summary: 'Error connecting to database',
+          problem: problems.databaseUnavailable(serverErrorMessage(withCode('ECONNREFUSED'), 'req-1a'), 503),
+        },
       }),
     ),
   },

@@ -30,4 +30,5 @@ export const commonResponses = {
   '401': responseRef('Unauthorized'),
   '429': responseRef('TooManyRequests'),
   '500': responseRef('ServerError'),
+  '503': responseRef('DatabaseUnavailable'),
 };

@@ -1,3 +1,4 @@
+import { DATABASE_RETRY_AFTER_SECONDS } from '../http/problems.js';
 import { operationsRoutes } from '../routes/operations-schemas.js';
 import { VERSION } from '../version.js';
 import type { OpenApiObject } from './json-schema.js';
@@ -39,7 +40,16 @@ export const operationsPaths: Record<string, OpenApiObject> = declaredPaths(Obje
     security: noSecurity,
     responses: {
       '200': { description: 'Ready to serve.', content: status('ready') },
-      '503': { description: 'The database does not answer.', content: status('unavailable') },
+      '503': {
+        description: 'The database does not answer, or takes no writes (a failover).',
+        headers: {
+          'Retry-After': {
+            description: `Seconds to wait before asking again (${DATABASE_RETRY_AFTER_SECONDS})`,
+            schema: { type: 'integer' },
+          },
+        },
+        content: status('unavailable'),
+      },
     },
   },
 });

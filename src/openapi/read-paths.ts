@@ -107,6 +107,7 @@ function listAnswers(list: ListResource): OperationAnswers {
       '401': responseRef('Unauthorized'),
       '429': responseRef('TooManyRequests'),
       '500': responseRef('ServerError'),
+      '503': responseRef('DatabaseUnavailable'),
     },
   };
 }

@@ -24,7 +24,13 @@ export const tokenSchemas: Record<string, JsonSchema> = {
     properties: {
       error: {
         type: 'string',
-        enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down'],
+        enum: [
+          'invalid_request',
+          'invalid_client',
+          'unsupported_grant_type',
+          'slow_down',
+          'temporarily_unavailable',
+        ],
       },
       error_description: { type: 'string' },
     },
@@ -121,6 +127,19 @@ const answers: OperationAnswers = {
       }),
     },
     '500': responseRef('ServerError'),
+    '503': {
+      description:
+        'Come back after Retry-After seconds: the database cannot be reached, or too many client secrets ' +
+        'are being checked at once.',
+      headers: {
+        ...noStore,
+        'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } },
+      },
+      content: oauthContent({
+        database: { summary: 'The database cannot be reached', problem: oauthProblems.databaseUnavailable() },
+        busy: { summary: 'Too many secrets being checked', problem: oauthProblems.hashingBusy(1) },
+      }),
+    },
   },
 };
 

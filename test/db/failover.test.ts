@@ -8,6 +8,7 @@ import { httpTransport } from '../../kit/transport.js';
 import { loadConfig } from '../../src/config.js';
 import { isConnectionError } from '../../src/db/failures.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/http/problems.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 
@@ -56,15 +57,25 @@ describe('PostgreSQL in production topologies', {
     for (let n = 0; n < 3; n++) {
       const ready = await readiness(server);
       assert.equal(ready.status, 503, 'not ready while the database takes no writes');
+      assert.equal(ready.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS));
     }
     for (let n = 0; n < 3; n++) {
       const write = await tenant.post('/api/products/batch-create', products(`B${n}-`, 10));
       assert.equal(write.status, 500);
       assert.match(write.body.errors[0].message, /^Error connecting to database: /);
+      assert.equal(write.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS), 'come back');
     }
-    // Reads still work or fail as a connection failure; never a bare SQLSTATE.
+    // A write of another endpoint: 503, come back.
+    const acknowledged = await tenant.post('/v1/deliveries/acknowledge', ['D-none']);
+    assert.equal(acknowledged.status, 503, acknowledged.text);
+    assert.equal(acknowledged.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS));
+    // Reads still work or say to come back; never a bare SQLSTATE.
     const read = await tenant.get('/v1/customers');
-    assert.ok(read.status === 200 || /^Error connecting to database: /.test(read.body.errors[0].message));
+    assert.ok(
+      read.status === 200 ||
+        (read.status === 503 && /^Error connecting to database: /.test(read.body.errors[0].message)),
+      read.text,
+    );
 
     // The primary is back under the same address: the instance recovers without a restart, having
     // ended every connection that found the database read-only.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FORM, tokenForm } from '../../kit/token.js';
 import type { Answer } from '../../kit/transport.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/http/problems.js';
 import { customer, delivery } from '../helpers/read-data.js';
 import { faultSuite } from './fault-suite.js';
 import {
@@ -13,9 +14,9 @@ import {
 } from './faults-server.js';
 
 /*
- * Issue 5 item 2: PostgreSQL stopped under a running server. Requests answer at once (< 6 s) with the
- * spec's 500 body, /ready says 503, /health still 200, the process does not crash (pool errors are
- * handled); a 10,000-item batch cut off by the stop is all or nothing; once PostgreSQL is back the
+ * Issue 5 item 2: PostgreSQL stopped under a running server. Requests answer at once (< 6 s), with
+ * Retry-After: the batch endpoints the spec's 500 body, the others 503; /ready says 503, /health
+ * still 200, the process does not crash (pool errors are handled); a 10,000-item batch cut off by the stop is all or nothing; once PostgreSQL is back the
  * service serves again by itself within seconds. PostgreSQL is ALWAYS started again, also when the
  * test fails. This stops the machine's PostgreSQL for a few seconds: it runs last in test:faults.
  */
@@ -34,10 +35,15 @@ async function ensurePostgresUp(): Promise<void> {
 // Whatever happens in this file, PostgreSQL runs again when it ends.
 after(ensurePostgresUp);
 
-function assertConnectionError(answer: Answer, what: string) {
-  assert.equal(answer.status, 500, `${what}: ${answer.status} ${answer.text}`);
+/**
+ * "Come back": the contract's batch endpoints their own 500, every other endpoint 503, both with
+ * Retry-After (docs/decisions/0143-come-back-answers.md).
+ */
+function assertConnectionError(answer: Answer, what: string, status: 500 | 503) {
+  assert.equal(answer.status, status, `${what}: ${answer.status} ${answer.text}`);
+  assert.equal(answer.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS), what);
   assert.deepEqual(Object.keys(answer.body).sort(), ['errors', 'statusCode'], what);
-  assert.equal(answer.body.statusCode, 500);
+  assert.equal(answer.body.statusCode, status);
   assert.equal(answer.body.errors.length, 1);
   assert.match(answer.body.errors[0].message, CONNECTION_ERROR, what);
   assert.ok(answer.ms < ANSWER_WITHIN_MS, `${what}: answered in ${answer.ms} ms`);
@@ -76,7 +82,7 @@ describe('database outage', () => {
       await postgresCluster('stop');
       const cut = await inFlight;
       figures.inFlight = String(cut.status);
-      if (cut.status !== 201) assertConnectionError(cut, 'the batch in flight');
+      if (cut.status !== 201) assertConnectionError(cut, 'the batch in flight', 500);
 
       // During the outage: every kind of request answers at once, none hangs, the process lives.
       for (let round = 0; round < 3; round++) {
@@ -89,9 +95,10 @@ describe('database outage', () => {
         ]);
         figures.requests += answers.length;
         for (const [n, answer] of answers.entries())
-          assertConnectionError(answer, `round ${round} request ${n}`);
+          assertConnectionError(answer, `round ${round} request ${n}`, n < 2 ? 500 : 503);
         const ready = await transport.send({ path: '/ready', timeoutMs: 10_000 });
         assert.equal(ready.status, 503, ready.text);
+        assert.equal(ready.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS));
         assert.ok(ready.ms < ANSWER_WITHIN_MS, `/ready answered in ${ready.ms} ms`);
         slowest = Math.max(slowest, ready.ms);
         const health = await transport.send({ path: '/health' });
@@ -99,7 +106,7 @@ describe('database outage', () => {
         figures.requests += 2;
         assert.ok(server.alive(), 'the process is still running');
       }
-      // A token cannot be issued without the database either: a 500, not a hang and not a 401.
+      // A token cannot be issued without the database either: OAuth's 503, not a hang and not a 401.
       const token = await transport.send({
         method: 'POST',
         path: '/token',
@@ -107,7 +114,9 @@ describe('database outage', () => {
         body: tokenForm(tenant.tenant),
       });
       figures.requests++;
-      assertConnectionError(token, 'POST /token');
+      assert.equal(token.status, 503, token.text);
+      assert.equal(token.body.error, 'temporarily_unavailable', token.text);
+      assert.equal(token.headers['retry-after'], String(DATABASE_RETRY_AFTER_SECONDS));
     } finally {
       await postgresCluster('start').catch(() => {});
       figures.stoppedForMs = Date.now() - stoppedAt;

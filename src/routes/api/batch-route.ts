@@ -99,7 +99,7 @@ export function registerBatchRoute(
       bodyLimit: resource.bodyLimit,
       // Every body reaches the handler as bytes: a keyed request's hash covers them exactly, and a
       // large one is parsed and checked in a worker thread (tens to thousands of ms otherwise).
-      config: { rawJsonFrom: 0 },
+      config: { rawJsonFrom: 0, contractBatch: true },
       // The options' declaration, checked by batchOptions in the hook below (a 400 before the body).
       schema: { querystring: batchQuery },
       validatorCompiler: checkedByHandler,

@@ -5,6 +5,7 @@ import type { ApiClientVerifier } from '../../auth/client-verifier.js';
 import type { Attempt, FailureThrottle } from '../../auth/failure-throttle.js';
 import { HashingBusy } from '../../auth/hashing-gate.js';
 import type { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
+import { isConnectionError } from '../../db/failures.js';
 import { HttpProblem, OAuthProblem, oauthProblems } from '../../http/problems.js';
 import { checkedByHandler } from '../../http/route-schema.js';
 import { readTokenRequest } from './token-route-request.js';
@@ -46,7 +47,7 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
       reply.header('cache-control', 'no-store');
       reply.header('pragma', 'no-cache');
     });
-    scope.setErrorHandler((error: FastifyError, _request, reply) => {
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
       let problem: OAuthProblem | undefined = error instanceof OAuthProblem ? error : undefined;
       const status = error instanceof HttpProblem ? error.statusCode : (error.statusCode ?? 500);
       if (!problem && status >= 400 && status < 500) {
@@ -57,6 +58,11 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
               ? String((error.errors[0] as { message?: unknown } | undefined)?.message ?? 'Invalid request')
               : error.message;
         problem = oauthProblems.invalidRequest(description, status === 413 ? 413 : 400);
+      }
+      // The database out of reach: RFC 6749's "come back" (docs/decisions/0143-come-back-answers.md).
+      if (!problem && isConnectionError(error)) {
+        request.log.error({ err: error }, 'request failed');
+        problem = oauthProblems.databaseUnavailable();
       }
       // Anything else is the service's own failure: the parent handler logs it and answers 500.
       if (!problem) throw error;
