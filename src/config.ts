@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { DEFAULT_ADMISSION } from './admission/admission-limits.js';
+import { ConnectionUrlError, parseConnectionTargets } from './db/connection-url.js';
 import { type Network, parseNetworks } from './webhooks/addresses.js';
 
 /** Settings of the server and of the command line, read once from the environment. */
@@ -127,6 +128,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  if (databaseUrl !== undefined) {
+    // The multi-host form and target_session_attrs are checked now, not at the first connection
+    // (decision 0144).
+    try {
+      parseConnectionTargets(databaseUrl);
+    } catch (error) {
+      if (error instanceof ConnectionUrlError) throw new ConfigError(error.message);
+      throw error;
+    }
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) {

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { sendCancelRequest } from './cancel-request.js';
+import { parseConnectionTargets } from './connection-url.js';
 import { type Database, inTransaction, type Queryable, withRetry } from './database.js';
 import { isConnectionError } from './failures.js';
+import { multiHostClient } from './multi-host-client.js';
 import { POSTGRES_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
 export interface PostgresOptions {
@@ -56,8 +58,13 @@ function queryable(client: pg.PoolClient): Queryable {
 export function openPostgres(options: PostgresOptions): Database {
   const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
   const acquireTimeoutMs = options.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS;
+  // libpq's multi-host form, or target_session_attrs: each new connection walks the hosts in order
+  // (decision 0144). Any other URL is pg's own, read as it always was.
+  const targets = parseConnectionTargets(options.connectionString);
   const pool = new pg.Pool({
-    connectionString: options.connectionString,
+    ...(targets
+      ? { connectionString: targets.hosts[0]!.connectionString, Client: multiHostClient(targets) }
+      : { connectionString: options.connectionString }),
     max: options.poolSize,
     application_name: options.applicationName ?? 'sfa-backoffice',
     // Fail fast instead of hanging when the database is down or overloaded.

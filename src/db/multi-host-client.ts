@@ -1,0 +1,135 @@
+import pg from 'pg';
+import type { ConnectionTargets, HostTarget } from './connection-url.js';
+
+/**
+ * pg.Pool's `Client` for DATABASE_URL's multi-host form: each new connection of the pool tries the
+ * hosts in order, as libpq does, and keeps the first that connects and, with target_session_attrs,
+ * qualifies. See docs/decisions/0144-multi-host-database-url.md.
+ */
+
+/** The parts of pg.Client this class relies on beyond its typed interface. */
+interface ClientInternals {
+  connection: pg.Connection & { stream: { destroy(): void } };
+  connectionTimeoutHandle?: NodeJS.Timeout;
+}
+
+/** EventEmitter's own fields: the listeners of the pool and of the service stay where they are. */
+const EMITTER_FIELDS = new Set(['_events', '_eventsCount', '_maxListeners']);
+
+/** Why a host was passed over, for the error that names every host when none is kept. */
+function reason(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? `${String(message)} (${code})` : String(message);
+}
+
+export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
+  const hostCount = targets.hosts.length;
+  return class MultiHostClient extends pg.Client {
+    readonly #config: pg.ClientConfig;
+
+    constructor(config: pg.ClientConfig) {
+      super({ ...config, connectionString: targets.hosts[0]!.connectionString });
+      this.#config = config;
+    }
+
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (err: Error) => void): void;
+    override connect(callback?: (err: Error) => void): Promise<pg.Client> | undefined {
+      const walked = this.#walk().then(() => this);
+      if (!callback) return walked;
+      walked.then(
+        () => callback(null as unknown as Error),
+        (error: Error) => callback(error),
+      );
+      return undefined;
+    }
+
+    /**
+     * Tries each host in order within the pool's connection timeout. A host that refuses, times out
+     * or does not qualify is passed over; none left is a connection error (08001), which the
+     * service answers as the come-back answers of decision 0143.
+     */
+    async #walk(): Promise<void> {
+      const budget = this.#config.connectionTimeoutMillis ?? 0;
+      const deadline = budget > 0 ? Date.now() + budget : Number.POSITIVE_INFINITY;
+      // Without connect_timeout, a host that never answers (a machine that is gone) may take an equal
+      // share of the pool's timeout, not all of it: the hosts after it are tried in time.
+      const perHost = targets.connectTimeoutMs ?? (budget > 0 ? Math.ceil(budget / hostCount) : 0);
+      const passedOver: string[] = [];
+      for (const host of targets.hosts) {
+        const left = deadline - Date.now();
+        if (left <= 0) break;
+        const timeout = Math.min(perHost > 0 ? perHost : Number.POSITIVE_INFINITY, left);
+        this.#become(host, Number.isFinite(timeout) ? timeout : 0);
+        const name = `${host.host}:${host.port}`;
+        try {
+          await super.connect();
+        } catch (error) {
+          passedOver.push(`${name} ${reason(error)}`);
+          this.#abandon();
+          continue;
+        }
+        let refusal: string | undefined;
+        try {
+          refusal = await this.#refusal();
+        } catch (error) {
+          refusal = reason(error);
+        }
+        if (refusal === undefined) return;
+        passedOver.push(`${name} ${refusal}`);
+        await this.end().catch(() => {});
+        this.#abandon();
+      }
+      const wanted = targets.targetSessionAttrs === 'any' ? 'connected' : `was ${targets.targetSessionAttrs}`;
+      const failure = new Error(
+        `no host of DATABASE_URL ${wanted}: ${passedOver.join('; ') || 'connection timeout'}`,
+      );
+      throw Object.assign(failure, { code: '08001' });
+    }
+
+    /**
+     * Makes this client a new, unconnected one for host: the own fields of a client constructed for
+     * it replace the state of the last attempt (pg.Client connects once), while the listeners
+     * attached to this object stay.
+     */
+    #become(host: HostTarget, timeoutMs: number): void {
+      const fresh = new pg.Client({
+        ...this.#config,
+        connectionString: host.connectionString,
+        connectionTimeoutMillis: timeoutMs,
+      });
+      for (const key of Object.getOwnPropertyNames(fresh)) {
+        if (EMITTER_FIELDS.has(key)) continue;
+        Object.defineProperty(this, key, Object.getOwnPropertyDescriptor(fresh, key)!);
+      }
+    }
+
+    /**
+     * Detaches the last attempt's connection from this client: its late events (the socket's end, an
+     * error) must not reach the next attempt's state, and an error with no listener would end the
+     * process.
+     */
+    #abandon(): void {
+      const internals = this as unknown as ClientInternals;
+      clearTimeout(internals.connectionTimeoutHandle);
+      const connection = internals.connection;
+      connection.removeAllListeners();
+      connection.on('error', () => {});
+      connection.stream.destroy();
+    }
+
+    /** Why the connected server does not qualify for target_session_attrs, or undefined. */
+    async #refusal(): Promise<string | undefined> {
+      if (targets.targetSessionAttrs === 'any') return undefined;
+      // libpq's checks: read-write wants a session whose transactions may write (a standby's may
+      // not either), primary a server not in recovery. Asked with a query, which PgBouncer passes.
+      const { rows } = await this.query<{ recovery: boolean; read_only: string }>(
+        "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only",
+      );
+      const state = rows[0]!;
+      if (state.recovery) return 'is a standby (in recovery)';
+      if (targets.targetSessionAttrs === 'read-write' && state.read_only === 'on') return 'is read-only';
+      return undefined;
+    }
+  };
+}
