@@ -23,7 +23,16 @@ export interface Pgbouncer {
  * instances share one server), on a free port, with nothing the service needs told to be ignored: no
  * ignore_startup_parameters. PgBouncer refuses to run as root, so as root it runs as `postgres`.
  */
-export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
+export interface PgbouncerOptions {
+  /**
+   * The role PgBouncer logs in to the server as, whoever its client is (the [databases] entry's
+   * user=): a server that behaves differently through this pooler than reached directly, as a role
+   * with settings of its own does (default_transaction_read_only, say).
+   */
+  serverUser?: string;
+}
+
+export async function startPgbouncer(serverUrl: string, options: PgbouncerOptions = {}): Promise<Pgbouncer> {
   assert.ok(
     existsSync(PGBOUNCER),
     `PgBouncer is not installed at ${PGBOUNCER}: install Debian's package (apt-get install -y pgbouncer); .ci/run does`,
@@ -38,7 +47,7 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
     join(dir, 'pgbouncer.ini'),
     [
       '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
+      `* = host=${server.hostname} port=${server.port || 5432}${options.serverUser ? ` user=${options.serverUser}` : ''}`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
