@@ -1,28 +1,19 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { addClient, addSubscriptionKey } from './auth/credentials.js';
-import { loadConfig } from './config.js';
 import type { Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { openDatabase } from './db/open.js';
-import { seedDemoData } from './demo/seed-demo.js';
-import { renumberedText, renumberFeedAfterRestore } from './feed/renumbering.js';
-import { seedTenant } from './seed/seed.js';
-import { type RunningServer, startServer } from './server.js';
-import {
-  type CredentialInfo,
-  listClients,
-  listSubscriptionKeys,
-  type RevokeResult,
-  revokeClient,
-  revokeSubscriptionKey,
-} from './sql/credentials.js';
-import { listTenants } from './sql/tenants.js';
-import { createTenant, type NewTenant, tenantIdByName } from './tenants/tenants.js';
+import type { RunningServer } from './server.js';
+import type { CredentialInfo, RevokeResult } from './sql/credentials.js';
+import type { NewTenant } from './tenants/tenants.js';
+import { registerUploadCommands } from './upload/register.js';
 import { VERSION } from './version.js';
 
 /**
  * The sfa-backoffice command: a thin layer over the library functions. Settings come from the
- * environment, as for the server. Every failure ends with exit code 1 and one line on stderr.
+ * environment, as for the server. Every failure ends with exit code 1 and one line on stderr (the
+ * upload and jobs commands have exit statuses of their own, extensions.md 15).
+ *
+ * The server's modules are imported by the action that needs them, not at the start: the upload
+ * command, a client of the HTTP API, then runs without the server's code loaded (its memory bar,
+ * docs/decisions/0136-upload-client-runs-light.md).
  */
 const program = new Command('sfa-backoffice')
   .description('Back-office API for sales-force and delivery-management platforms')
@@ -38,6 +29,11 @@ const program = new Command('sfa-backoffice')
 
 /** Runs work on the database of the settings, its schema brought up to date first. */
 async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { openDatabase }, { migrate }] = await Promise.all([
+    import('./config.js'),
+    import('./db/open.js'),
+    import('./db/migrate.js'),
+  ]);
   const db = await openDatabase(loadConfig());
   try {
     await migrate(db);
@@ -80,6 +76,7 @@ tenant
   .requiredOption('--name <name>', 'tenant name (unique)')
   .option('--json', 'print one JSON object: {tenant, subscriptionKey, clientId, clientSecret}')
   .action(async (options: { name: string; json?: boolean }) => {
+    const { createTenant } = await import('./tenants/tenants.js');
     const created: NewTenant = await withDatabase((db) => createTenant(db, options.name));
     if (options.json) {
       const { tenant, subscriptionKey, clientId, clientSecret } = created;
@@ -99,6 +96,7 @@ tenant
   .description('list tenants with their numbers of active keys and clients')
   .option('--json', 'print a JSON array')
   .action(async (options: { json?: boolean }) => {
+    const { listTenants } = await import('./sql/tenants.js');
     const tenants = await withDatabase(listTenants);
     if (options.json) {
       print(JSON.stringify(tenants));
@@ -121,6 +119,10 @@ key
   .requiredOption('--tenant <name>', 'tenant name')
   .option('--json', 'print one JSON object: {tenant, keyId, subscriptionKey}')
   .action(async (options: { tenant: string; json?: boolean }) => {
+    const [{ addSubscriptionKey }, { tenantIdByName }] = await Promise.all([
+      import('./auth/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const added = await withDatabase(async (db) =>
       addSubscriptionKey(db, await tenantIdByName(db, options.tenant)),
     );
@@ -141,6 +143,10 @@ key
   .requiredOption('--tenant <name>', 'tenant name')
   .option('--json', 'print a JSON array')
   .action(async (options: { tenant: string; json?: boolean }) => {
+    const [{ listSubscriptionKeys }, { tenantIdByName }] = await Promise.all([
+      import('./sql/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const keys = await withDatabase(async (db) =>
       listSubscriptionKeys(db, await tenantIdByName(db, options.tenant)),
     );
@@ -153,6 +159,10 @@ key
   .requiredOption('--tenant <name>', 'tenant name')
   .requiredOption('--key-id <id>', 'key id (sk_..., the part of the key before the dot)')
   .action(async (options: { tenant: string; keyId: string }) => {
+    const [{ revokeSubscriptionKey }, { tenantIdByName }] = await Promise.all([
+      import('./sql/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const result = await withDatabase(async (db) =>
       revokeSubscriptionKey(db, await tenantIdByName(db, options.tenant), options.keyId),
     );
@@ -167,6 +177,10 @@ client
   .requiredOption('--tenant <name>', 'tenant name')
   .option('--json', 'print one JSON object: {tenant, clientId, clientSecret}')
   .action(async (options: { tenant: string; json?: boolean }) => {
+    const [{ addClient }, { tenantIdByName }] = await Promise.all([
+      import('./auth/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const added = await withDatabase(async (db) => addClient(db, await tenantIdByName(db, options.tenant)));
     if (options.json) {
       print(JSON.stringify({ tenant: options.tenant, ...added }));
@@ -185,6 +199,10 @@ client
   .requiredOption('--tenant <name>', 'tenant name')
   .option('--json', 'print a JSON array')
   .action(async (options: { tenant: string; json?: boolean }) => {
+    const [{ listClients }, { tenantIdByName }] = await Promise.all([
+      import('./sql/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const clients = await withDatabase(async (db) =>
       listClients(db, await tenantIdByName(db, options.tenant)),
     );
@@ -197,6 +215,10 @@ client
   .requiredOption('--tenant <name>', 'tenant name')
   .requiredOption('--client-id <id>', 'client id (cl_...)')
   .action(async (options: { tenant: string; clientId: string }) => {
+    const [{ revokeClient }, { tenantIdByName }] = await Promise.all([
+      import('./sql/credentials.js'),
+      import('./tenants/tenants.js'),
+    ]);
     const result = await withDatabase(async (db) =>
       revokeClient(db, await tenantIdByName(db, options.tenant), options.clientId),
     );
@@ -208,6 +230,10 @@ program
   .description("load the demo data set (products, stocks, prices, ...) into a tenant's master data")
   .requiredOption('--tenant <name>', 'tenant name')
   .action(async (options: { tenant: string }) => {
+    const [{ seedDemoData }, { tenantIdByName }] = await Promise.all([
+      import('./demo/seed-demo.js'),
+      import('./tenants/tenants.js'),
+    ]);
     await withDatabase(async (db) => seedDemoData(db, await tenantIdByName(db, options.tenant)));
     print(`loaded the demo data into tenant "${options.tenant}"`);
   });
@@ -237,6 +263,10 @@ program
       itemsPerDelivery: number;
       seed: number;
     }) => {
+      const [{ seedTenant }, { tenantIdByName }] = await Promise.all([
+        import('./seed/seed.js'),
+        import('./tenants/tenants.js'),
+      ]);
       const started = Date.now();
       const progress = seedProgress();
       const result = await withDatabase(async (db) =>
@@ -278,6 +308,13 @@ program
   .command('migrate')
   .description('bring the database schema up to date')
   .action(async () => {
+    const [{ loadConfig }, { openDatabase }, { migrate }, { renumberedText, renumberFeedAfterRestore }] =
+      await Promise.all([
+        import('./config.js'),
+        import('./db/open.js'),
+        import('./db/migrate.js'),
+        import('./feed/renumbering.js'),
+      ]);
     const db = await openDatabase(loadConfig());
     try {
       const { applied } = await migrate(db);
@@ -337,10 +374,16 @@ program
     // on, not once: a second signal while stopping must not fall through to the default (an abrupt exit).
     process.on('SIGTERM', () => onSignal('SIGTERM'));
     process.on('SIGINT', () => onSignal('SIGINT'));
+    const [{ loadConfig }, { startServer }] = await Promise.all([
+      import('./config.js'),
+      import('./server.js'),
+    ]);
     server = await startServer(loadConfig());
     if (server.demo) printDemoWelcome(server);
     if (pending) await stop(pending);
   });
+
+registerUploadCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   // One line, no stack: the reason is for a person at a terminal.
