@@ -8,11 +8,12 @@ import { test } from 'node:test';
  * ones below it. A folder is one layer: every module that knows the web framework (routes, hooks,
  * replies) lives in the HTTP layer's folders, so a domain rule never learns of an HTTP status.
  */
-const LAYERS = ['declarations', 'database', 'statements', 'domain', 'http', 'process'] as const;
+const LAYERS = ['declarations', 'client', 'database', 'statements', 'domain', 'http', 'process'] as const;
 type Layer = (typeof LAYERS)[number];
 
 const FOLDERS: Record<string, Layer> = {
   fields: 'declarations',
+  upload: 'client',
   resources: 'declarations',
   db: 'database',
   sql: 'statements',
