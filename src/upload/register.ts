@@ -52,12 +52,17 @@ function withConnection(command: Command): Command {
 
 /** Runs a command's work: its exit status, or its error as one line on stderr with the status it carries. */
 async function exitWith(json: boolean | undefined, work: () => Promise<unknown>): Promise<void> {
-  const { CommandExit } = await import('./upload.js');
+  const [{ CommandExit, EXIT }, { UsageError }] = await Promise.all([
+    import('./upload.js'),
+    import('./settings.js'),
+  ]);
   try {
     const status = await work();
     process.exitCode = typeof status === 'number' ? status : 0;
   } catch (error) {
-    const status = error instanceof CommandExit ? error.status : 1;
+    // A usage error found before any request (no --resource, an unreadable file): status 3.
+    const status =
+      error instanceof CommandExit ? error.status : error instanceof UsageError ? EXIT.usage : EXIT.failed;
     const message = (error as Error).message.replace(/\s*\n\s*/g, ' ');
     if (json) process.stdout.write(`${JSON.stringify({ event: 'error', message, exit: status })}\n`);
     process.stderr.write(`sfa-backoffice: ${message}\n`);
