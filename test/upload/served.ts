@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -32,17 +32,51 @@ function tempDir(): string {
   return dir;
 }
 
-/** The command's process with the node options and environment of its first line. */
-export function command(args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  const launch = cliLaunch();
-  const clean: NodeJS.ProcessEnv = { ...process.env, ...launch.env, LOG_LEVEL: 'silent', ...env };
-  for (const name of ['SFA_URL', 'SFA_SUBSCRIPTION_KEY', 'SFA_CLIENT_ID', 'SFA_CLIENT_SECRET']) {
+/** The command's environment: its first line's, LOG_LEVEL silent, and `env`. */
+function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = { ...process.env, ...cliLaunch().env, LOG_LEVEL: 'silent', ...env };
+  // The caller's own settings never leak in: the database is the one `env` names (a DATABASE_URL
+  // exported in the shell would turn a PGlite run into a PostgreSQL one), the service the one given.
+  for (const name of [
+    'SFA_URL',
+    'SFA_SUBSCRIPTION_KEY',
+    'SFA_CLIENT_ID',
+    'SFA_CLIENT_SECRET',
+    'DATABASE_URL',
+    'DATA_DIR',
+  ]) {
     if (!(name in env)) delete clean[name];
   }
-  return spawn(process.execPath, [...launch.nodeOptions, CLI, ...args], {
-    env: clean,
+  return clean;
+}
+
+/** The command's process with the node options and environment of its first line. */
+export function command(args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, [...cliLaunch().nodeOptions, CLI, ...args], {
+    env: commandEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Whether util-linux's `script` is here to give the command a pseudo-terminal. */
+export const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+
+const quoted = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The command run on a pseudo-terminal (`script -qfec`, util-linux: no native module needed), as a
+ * user at a terminal runs it: its stdout is a TTY. What it wrote to the terminal comes back as stdout,
+ * with the terminal's CR LF line ends; -e gives the command's exit status.
+ */
+export function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ChildOutput> {
+  // 200 columns: the bar's line is cut at the terminal's width (80 when the pty tells none).
+  const line = `stty cols 200 && exec ${[process.execPath, ...cliLaunch().nodeOptions, CLI, ...args].map(quoted).join(' ')}`;
+  return outputOf(
+    spawn('script', ['-qfec', line, '/dev/null'], {
+      env: commandEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 export const run = (args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ChildOutput> =>
@@ -58,8 +92,11 @@ export async function served(backend: ServedBackend): Promise<Served> {
   const credentials = join(dir, 'credentials.json');
   writeFileSync(credentials, made.stdout);
   let output = '';
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
   const server = await spawnServer({
-    env: { ...process.env, ...settings, LOG_LEVEL: 'warn' },
+    env: { ...env, ...settings },
     onOutput: (chunk) => {
       output = (output + chunk.toString()).slice(-4000);
     },
@@ -79,16 +116,26 @@ export async function writeFile(path: string, lines: Iterable<string>): Promise<
 }
 
 /**
- * A products CSV of `rows` rows with codes `${prefix}-n` (new keys for each file of a test file); the
- * rows whose index `invalid` holds have no description.
+ * A products CSV of `rows` rows with codes `${prefix}-n` (new keys for each file of a test file) and
+ * the shortest valid row (the two required fields, a one-letter description): the million-row file
+ * is 10.4 MiB. The rows
+ * whose index `invalid` holds have no description. Yielded 10,000 rows at a time: one write each.
  */
 export function* productRows(
   prefix: string,
   rows: number,
   invalid: (at: number) => boolean = () => false,
 ): Iterable<string> {
-  yield 'code,description,unit,tax\n';
-  for (let at = 0; at < rows; at++) yield `${prefix}-${at},${invalid(at) ? '' : `Product ${at}`},box,19\n`;
+  yield 'code,description\n';
+  let chunk = '';
+  for (let at = 0; at < rows; at++) {
+    chunk += `${prefix}-${at},${invalid(at) ? '' : 'P'}\n`;
+    if (at % 10_000 === 9_999) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
 }
 
 /** What the proxy does with a request: pass it, answer 503, cut it after some bytes, or hold it. */

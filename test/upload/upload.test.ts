@@ -1,16 +1,27 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { outputOf } from '../helpers/child-output.js';
 import { servedBackends } from '../helpers/served-settings.js';
-import { command, events, productRows, proxy, run, served, writeFile } from './served.js';
+import {
+  command,
+  events,
+  hasScript,
+  onTerminal,
+  productRows,
+  proxy,
+  run,
+  served,
+  writeFile,
+} from './served.js';
 
 /*
  * `sfa-backoffice upload` end to end (extensions.md 15, issue 39): the built command against a served
  * process, through a loopback proxy that refuses a part once with 503, cuts a part's connection
- * halfway, or holds a part until the command is killed.
+ * halfway, or holds a part until the command is killed. Each test makes the files and jobs it reads:
+ * any one runs alone (--test-name-pattern).
  */
 
 const MIB = 1024 * 1024;
@@ -33,10 +44,10 @@ for (const backend of servedBackends) {
               ? { kind: 'cut', afterBytes: 2 * MIB }
               : { kind: 'pass' };
       const result = await run(['upload', file, '--resource', 'products', '--url', through.url, ...creds], {
-        SFA_UPLOAD_PART_BYTES: String(8 * MIB),
+        SFA_UPLOAD_PART_BYTES: String(3 * MIB),
       });
       assert.equal(result.code, 0, result.stdout + result.stderr);
-      // The file is 30 MB: four parts; 2 and 3 sent twice, each other part once.
+      // The file is 10.4 MiB: four parts of 3 MiB; 2 and 3 sent twice, each other part once.
       assert.deepEqual(through.puts, ['1:pass', '2:503', '2:pass', '3:cut', '3:pass', '4:pass']);
       assert.match(result.stdout, /retrying part 2 .*503/);
       assert.match(result.stdout, /retrying part 3 /);
@@ -148,7 +159,6 @@ for (const backend of servedBackends) {
         '{"code":"R-1","description":"ok","unit":"box","tax":19}\n{"code":"R-2","unit":"box","tax":19}\n',
       );
       const results = join(service.dir, 'results');
-      const { mkdirSync } = await import('node:fs');
       mkdirSync(results);
       const result = await run([
         'upload',
@@ -229,8 +239,45 @@ for (const backend of servedBackends) {
     });
 
     test('jobs list, show, results and abort', async () => {
-      const file = join(service.dir, 'to-abort.csv');
-      await writeFile(file, productRows('A', 5));
+      // A job with two skipped rows, for `jobs results`.
+      const file = join(service.dir, 'for-results.csv');
+      await writeFile(
+        file,
+        productRows('J', 10, (at) => at === 3 || at === 7),
+      );
+      const upload = await run([
+        'upload',
+        file,
+        '--resource',
+        'products',
+        '--on-invalid',
+        'skip',
+        '--json',
+        '--url',
+        service.url,
+        ...creds,
+      ]);
+      assert.equal(upload.code, 2, upload.stdout + upload.stderr);
+      const skipped = events(upload.stdout).find((e) => e.event === 'summary')!.id as string;
+      const results = await run([
+        'jobs',
+        'results',
+        skipped,
+        '--outcome',
+        'failed',
+        '--url',
+        service.url,
+        ...creds,
+      ]);
+      assert.equal(results.code, 0, results.stderr);
+      assert.deepEqual(
+        results.stdout
+          .trimEnd()
+          .split('\n')
+          .map((text) => JSON.parse(text).key.code),
+        ['J-3', 'J-7'],
+      );
+
       const created = await service.tenant.post('/v1/jobs', { resource: 'products', format: 'csv' });
       const id = created.body.id as string;
       const list = await run(['jobs', 'list', '--json', '--url', service.url, ...creds]);
@@ -246,22 +293,32 @@ for (const backend of servedBackends) {
       const missing = await run(['jobs', 'show', 'job_nope', '--url', service.url, ...creds]);
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /Job not found/);
-      const skipped = (await service.tenant.get('/v1/jobs?limit=100')).body.data.find(
-        (job: { rows: { invalid: number }; state: string }) =>
-          job.rows.invalid === 2 && job.state === 'succeeded',
-      );
-      const results = await run([
-        'jobs',
-        'results',
-        skipped.id,
-        '--outcome',
-        'failed',
-        '--url',
-        service.url,
-        ...creds,
-      ]);
-      assert.equal(results.code, 0, results.stderr);
-      assert.equal(results.stdout.trimEnd().split('\n').length, 2);
+    });
+
+    test('on a terminal, a progress bar instead of the lines', {
+      skip: !hasScript && 'no `script` (util-linux)',
+    }, async () => {
+      const file = join(service.dir, 'on-terminal.csv');
+      await writeFile(file, productRows('T', 2_000));
+      const size = statSync(file).size;
+      const args = ['--resource', 'products', '--url', service.url, ...creds];
+      const env = { SFA_UPLOAD_PART_BYTES: String(16 * 1024) };
+      const shown = await onTerminal(['upload', file, ...args], env);
+      assert.equal(shown.code, 0, shown.stdout + shown.stderr);
+      // The bytes' bar, drawn a last time full when the sending ends, then the rows' bar: the job
+      // is queued or validating when `complete` answers.
+      assert.match(shown.stdout, new RegExp(`sending  \\[[█]+\\] 100% \\| ${size}/${size} bytes`));
+      assert.match(shown.stdout, /checking \[[█░]+\] \d+% \| \d+\/\d+ rows/);
+      // Redrawn in place (carriage returns, no new line per part), the summary line after it.
+      assert.ok(!/part \d+\/\d+ sent/.test(shown.stdout), shown.stdout);
+      assert.match(shown.stdout, /\r\n?job job_\w+ succeeded; 2000 rows: 2000 created/);
+      // The same command with its output piped (another file: that one is loaded): lines, no bar.
+      const other = join(service.dir, 'piped.csv');
+      await writeFile(other, productRows('U', 2_000));
+      const piped = await run(['upload', other, ...args], env);
+      assert.equal(piped.code, 0, piped.stderr);
+      assert.match(piped.stdout, /part 1\/\d+ sent/);
+      assert.ok(!piped.stdout.includes('sending '), piped.stdout);
     });
   });
 }
