@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { DEFAULT_ADMISSION } from './admission/admission-limits.js';
+import { TAKEOVER_LEASE_SECONDS } from './background/lease-timing.js';
 import { ConnectionUrlError, parseConnectionTargets } from './db/connection-url.js';
 import { type Network, parseNetworks } from './webhooks/addresses.js';
 
@@ -61,8 +62,10 @@ export interface Config {
    */
   readonly webhookAllowedNetworks: readonly Network[];
   /**
-   * JOB_LEASE_SECONDS: how long a running bulk job is held by its instance without renewal (each block
-   * renews it): how soon another instance takes over the job of one that was killed. Default 30.
+   * JOB_LEASE_SECONDS: how long a running bulk job is held by its instance without renewal (renewed
+   * every third of it while the job runs): how soon another instance takes over the job of one that
+   * was killed. Default 8, so that it is within 10 s (extensions.md 12,
+   * docs/decisions/0141-leases-within-ten-seconds.md); a longer one delays the takeover as much.
    */
   readonly jobLeaseSeconds: number;
 }
@@ -178,6 +181,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
     webhookAllowedNetworks: allowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS),
-    jobLeaseSeconds: integer(env, 'JOB_LEASE_SECONDS', 30, 5, 3600),
+    jobLeaseSeconds: integer(env, 'JOB_LEASE_SECONDS', TAKEOVER_LEASE_SECONDS, 5, 3600),
   });
 }

@@ -12,6 +12,8 @@ export interface JobRunContext {
   serving(): boolean;
   /** True once the server closes: the run stops after its current block, and the job is let go. */
   stopping(): boolean;
+  /** True once a renewal found the job's lease another's: the run stops and writes nothing more. */
+  lost(): boolean;
   /** Rows written, for the metrics. */
   wroteRows(resource: string, rows: number): void;
 }
@@ -25,6 +27,7 @@ export class JobLetGo extends Error {
 }
 
 export function checkStopping(context: JobRunContext): void {
+  if (context.lost()) throw new JobLetGo('lost');
   if (context.stopping()) throw new JobLetGo('stopping');
 }
 

@@ -1,6 +1,7 @@
 import type { BatchAdmission } from '../admission/batch-admission.js';
 import type { BackgroundWork } from '../background/background-work.js';
 import { claimPool } from '../background/claim-pool.js';
+import { keepLease, renewEveryMs, TAKEOVER_LEASE_SECONDS } from '../background/lease-timing.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
 import { type ClaimedJob, claimJob, finishJob, releaseJob, renewJob } from '../sql/job-runs.js';
@@ -21,6 +22,8 @@ export interface JobSettings {
   everyMs: number;
   /** How long a claimed job is held without renewal: how soon another instance replaces a dead one. */
   leaseSeconds: number;
+  /** How often a running job's lease is renewed (default: a third of the lease; tests set their own). */
+  renewEveryMs?: number;
   /** Jobs this instance runs at once (of different tenants). */
   maxRunning: number;
   /** How long a finished job and its results are kept. */
@@ -29,8 +32,9 @@ export interface JobSettings {
 
 export const DEFAULT_JOB_SETTINGS: JobSettings = {
   everyMs: 1_000,
-  // Renewed by every block (a second or so): a killed instance's job is taken over within ~30 s.
-  leaseSeconds: 30,
+  // Renewed every third of it while the job runs, and by every block: a killed instance's job is
+  // taken over within 10 s (src/background/lease-timing.ts, docs/decisions/0141-leases-within-ten-seconds.md).
+  leaseSeconds: TAKEOVER_LEASE_SECONDS,
   maxRunning: 2,
   keepDays: 7,
 };
@@ -68,26 +72,26 @@ export function jobWork(
     admission,
     serving,
     stopping: () => pool.stopped,
+    lost: () => false,
     wroteRows,
   };
 
   async function run(job: ClaimedJob): Promise<void> {
     // The lease is renewed on a clock of its own, not only by the run's statements: reading the file
     // up to where a resumed job stopped, or waiting for a place of the batch admission, can take
-    // longer than the lease, and another instance would take the job over meanwhile.
-    let lost = false;
-    const heartbeat = setInterval(
-      () => {
-        renewJob(db, job.id, holder, settings.leaseSeconds)
-          .then((held) => {
-            if (!held) lost = true;
-          })
-          .catch(() => {});
-      },
-      (settings.leaseSeconds * 1000) / 3,
+    // longer than the lease, and another instance would take the job over meanwhile. A renewal that
+    // finds the job another's stops the run before its next statement; the block's own record is
+    // guarded by the holder and the line (recordWritten), so a run that has not noticed yet writes
+    // nothing either.
+    const lease = keepLease(
+      () => renewJob(db, job.id, holder, settings.leaseSeconds),
+      settings.renewEveryMs ?? renewEveryMs(settings.leaseSeconds),
     );
-    heartbeat.unref();
-    const runContext = { ...context, stopping: () => pool.stopped || lost };
+    const runContext = {
+      ...context,
+      stopping: () => pool.stopped || lease.lost,
+      lost: () => lease.lost,
+    };
     try {
       const resource = batchResources.find((candidate) => candidate.name === job.resource);
       if (!resource) throw new Error(`no batch resource named ${job.resource}`);
@@ -95,7 +99,8 @@ export function jobWork(
       failedRuns.delete(job.id);
     } catch (error) {
       if (error instanceof JobLetGo) {
-        if (error.why === 'stopping') await releaseJob(db, job.id, holder).catch(() => {});
+        // A lost lease is not let go: it is another holder's now, or will be at the next claim.
+        if (error.why === 'stopping' && !lease.lost) await releaseJob(db, job.id, holder).catch(() => {});
         return;
       }
       const runs = (failedRuns.get(job.id) ?? 0) + 1;
@@ -119,7 +124,7 @@ export function jobWork(
         // The database is away: the lease expires and the job is taken up again then.
       }
     } finally {
-      clearInterval(heartbeat);
+      lease.stop();
     }
   }
 

@@ -63,15 +63,22 @@ export interface ClaimedStream {
   batch_size: number;
   secret: string;
   previous_secret: string | null;
+  /**
+   * The stream was still held by an instance whose lease ran out with a delivery under way: that
+   * instance stopped during the attempt (src/sql/webhook-takeover.ts).
+   */
+  interrupted: boolean;
 }
 
 /**
  * Takes up to $2 due streams of active endpoints that have something to send (a delivery under way,
  * or new changes), none held by a live instance and none of the tenants in $3 (those at their bound
- * in this instance), the longest due first; holds them for $4 seconds.
+ * in this instance), the longest due first; holds them for $4 seconds. A stream whose expired lease
+ * still names a holder, with a delivery under way, is `interrupted`: every turn that ends lets its
+ * stream go, so that holder stopped between the delivery's start and its record.
  */
 const CLAIM = `WITH due AS (
-  SELECT s.endpoint_id, s.resource
+  SELECT s.endpoint_id, s.resource, (s.holder IS NOT NULL AND s.pending_id IS NOT NULL) AS interrupted
   FROM webhook_streams s JOIN webhook_endpoints e ON e.id = s.endpoint_id
   WHERE e.status = 'active'
     AND s.next_attempt_at <= now()
@@ -88,7 +95,7 @@ WHERE s.endpoint_id = due.endpoint_id AND s.resource = due.resource AND e.id = s
 RETURNING s.endpoint_id, s.resource, s.tenant_id, s.position_xid::text, s.position_key, s.position_t::text,
   s.generation, s.pending_id, s.pending_xid::text, s.pending_key, s.pending_count, s.pending_t::text, s.failures,
   e.url, e.batch_size, e.secret,
-  CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret`;
+  CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret, due.interrupted`;
 
 export async function claimStreams(
   q: Queryable,
@@ -172,14 +179,21 @@ export interface AttemptRecord {
   durationMs: number;
 }
 
-/** Logs an attempt and trims the endpoint's log to the latest KEPT_ATTEMPTS. */
+/**
+ * Logs an attempt and trims the endpoint's log to the latest KEPT_ATTEMPTS. Only while the stream is
+ * still this holder's (as the statement found it): one whose lease ran out under it was taken over,
+ * and its new holder logged the attempt as interrupted already (src/sql/webhook-takeover.ts), so an
+ * attempt is never listed twice.
+ */
+const STILL_HELD =
+  'EXISTS (SELECT 1 FROM webhook_streams WHERE endpoint_id = $1 AND resource = $2 AND holder = $3)';
 const LOG = `log AS (
   INSERT INTO webhook_attempts (endpoint_id, message_id, resource, records, attempt, status_code, error, duration_ms)
   SELECT $1::text, $4::text, $2::text, $6::int, $7::int, $8::int, $9::text, $10::int
   -- An endpoint deleted during the attempt has no log to write to.
-  WHERE $11::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
+  WHERE $11::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1) AND ${STILL_HELD}
 ), trimmed AS (
-  DELETE FROM webhook_attempts WHERE endpoint_id = $1 AND $11::boolean AND id <= (
+  DELETE FROM webhook_attempts WHERE endpoint_id = $1 AND $11::boolean AND ${STILL_HELD} AND id <= (
     SELECT id FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id DESC OFFSET ${KEPT_ATTEMPTS - 1} LIMIT 1)
 )`;
 

@@ -36,6 +36,11 @@ export interface Attempt {
   timeoutMs: number;
   rules: AddressRules;
   resolve: Resolve;
+  /**
+   * Aborted when the attempt is no longer this instance's to make (its lease lost): the connection is
+   * dropped at once and the result is `error` "aborted", which the caller does not record.
+   */
+  signal?: AbortSignal;
 }
 
 /** Retry-After as seconds (a number, or an HTTP date from now), at most an hour; undefined if unreadable. */
@@ -108,6 +113,13 @@ export function attemptDelivery(attempt: Attempt): Promise<AttemptResult> {
       fail('timeout');
       request.destroy();
     }, attempt.timeoutMs);
+    const abort = () => {
+      fail('aborted');
+      request.destroy();
+    };
+    if (attempt.signal?.aborted) abort();
+    attempt.signal?.addEventListener('abort', abort, { once: true });
+    request.on('close', () => attempt.signal?.removeEventListener('abort', abort));
     request.on('error', (error) => fail(describe(error)));
     request.on('response', (response) => {
       const statusCode = response.statusCode ?? null;

@@ -1,5 +1,11 @@
 import type { BackgroundWork } from '../background/background-work.js';
 import { claimPool } from '../background/claim-pool.js';
+import {
+  type KeptLease,
+  keepLease,
+  renewEveryMs,
+  TAKEOVER_LEASE_SECONDS,
+} from '../background/lease-timing.js';
 import type { Queryable } from '../db/database.js';
 import { encodeCursor } from '../feed/cursor.js';
 import { readFeedPage } from '../feed/page-reader.js';
@@ -15,6 +21,7 @@ import {
   releaseStream,
   renewDelivery,
 } from '../sql/webhook-streams.js';
+import { recordInterrupted, renewStream } from '../sql/webhook-takeover.js';
 import type { AddressRules, Resolve } from './addresses.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
 import { DISABLE_AFTER_MS, retryDelaySeconds } from './retry-schedule.js';
@@ -38,6 +45,8 @@ export interface DeliverySettings {
   timeoutMs: number;
   /** How long a claimed stream is held without renewal: how soon another instance replaces a dead one. */
   leaseSeconds: number;
+  /** How often a turn renews its stream's lease (default: a third of the lease; tests set their own). */
+  renewEveryMs?: number;
   /** Turns at once in this instance, and of them, of one tenant: a tenant's slow endpoints delay only its own. */
   maxTurns: number;
   maxTurnsPerTenant: number;
@@ -55,9 +64,10 @@ export interface DeliverySettings {
 
 export const DEFAULT_DELIVERY_SETTINGS = {
   timeoutMs: 15_000,
-  // Renewed before every attempt: an attempt (15 s at most) and the statements around it fit, and a
-  // killed instance's streams are taken over within about 25 s (extensions.md 11: within 30).
-  leaseSeconds: 25,
+  // Renewed every third of it while a turn runs, an attempt (15 s at most) included: a killed
+  // instance's streams are taken over within 10 s (extensions.md 11; src/background/lease-timing.ts,
+  // docs/decisions/0141-leases-within-ten-seconds.md).
+  leaseSeconds: TAKEOVER_LEASE_SECONDS,
   maxTurnMs: 10_000,
   maxTurns: 64,
   maxTurnsPerTenant: 8,
@@ -120,11 +130,32 @@ export function webhookDeliveries(
    * to release).
    */
   async function turn(claimed: ClaimedStream): Promise<boolean> {
+    // The lease is renewed while the turn runs, a long attempt included; a renewal that finds the
+    // stream another's aborts the attempt in flight, and the turn records nothing more.
+    const lease = keepLease(
+      () => renewStream(db, claimed, holder, settings.leaseSeconds),
+      settings.renewEveryMs ?? renewEveryMs(settings.leaseSeconds),
+    );
+    try {
+      return await turnHeld(claimed, lease);
+    } finally {
+      lease.stop();
+    }
+  }
+
+  async function turnHeld(claimed: ClaimedStream, lease: KeptLease): Promise<boolean> {
     let stream = claimed;
     const feed = feedResourceNamed(stream.resource);
     if (!feed) return false;
+    if (stream.interrupted) {
+      // Its last holder stopped during an attempt: that attempt is listed, and this one repeats it
+      // (docs/decisions/0142-interrupted-attempt-listed.md).
+      const failures = await recordInterrupted(db, stream, holder);
+      if (failures === undefined) return false;
+      stream = { ...stream, failures, interrupted: false };
+    }
     const started = performance.now();
-    while (!pool.stopped) {
+    while (!pool.stopped && !lease.lost) {
       const repeat = stream.pending_id !== null;
       // The next delivery, or the range of the one under way read again.
       const read = await readFeedPage(db, {
@@ -152,7 +183,8 @@ export function webhookDeliveries(
       if (repeat) {
         id = stream.pending_id!;
         end = { xid: stream.pending_xid!, key: stream.pending_key!, t: stream.pending_t! };
-        // Held for a whole lease from here: no other instance sends it while this attempt runs.
+        // Still this turn's delivery (not replayed meanwhile), its lease renewed from here; the turn's
+        // renewals keep it while the attempt runs.
         if (!(await renewDelivery(db, stream, holder, id, settings.leaseSeconds))) return false;
       } else {
         if (!read.last) return false;
@@ -195,7 +227,10 @@ export function webhookDeliveries(
           timeoutMs: settings.timeoutMs,
           rules: settings.rules,
           resolve: settings.resolve,
+          signal: lease.signal,
         });
+        // The stream was taken over during the attempt: its new holder lists the attempt and repeats it.
+        if (lease.lost) return false;
         counters?.attempt(result, repeat);
         const attempted = {
           ...record,

@@ -42,7 +42,7 @@ test('values from the environment', () => {
   assert.equal(config.feedStallWarnSeconds, 15);
   assert.equal(loadConfig({}).feedStallWarnSeconds, 60);
   assert.equal(config.jobLeaseSeconds, 10);
-  assert.equal(loadConfig({}).jobLeaseSeconds, 30);
+  assert.equal(loadConfig({}).jobLeaseSeconds, 8);
 });
 
 test('a bad value stops the start with a message naming the setting and the value', () => {
