@@ -358,7 +358,7 @@ export class BatchAdmission {
 /**
  * `work` (a bulk job's block of writes) in a place of the admission, waiting a little at a time for
  * one: jobs take places like batch uploads, so the two share fairly. `checkStopping` throws once the
- * waiting should end.
+ * waiting should end; `stop` (a job's lease lost) ends a wait under way at once.
  */
 export async function inTurn<T>(
   admission: BatchAdmission,
@@ -366,18 +366,23 @@ export async function inTurn<T>(
   bytes: number,
   checkStopping: () => void,
   work: () => Promise<T>,
+  stop?: AbortSignal,
 ): Promise<T> {
   for (;;) {
     checkStopping();
-    let ticket: BatchTicket;
+    let ticket: BatchTicket | undefined;
+    const leave = () => ticket?.closed();
     try {
       ticket = admission.enter(tenantId, bytes);
+      stop?.addEventListener('abort', leave, { once: true });
       await ticket.admitted;
     } catch (error) {
       if (!(error instanceof BatchNotAdmitted)) throw error;
       // The tenant's own batches fill its places: the work waits its turn behind them.
       await new Promise((done) => setTimeout(done, 50));
       continue;
+    } finally {
+      stop?.removeEventListener('abort', leave);
     }
     try {
       return await ticket.run(work);

@@ -14,6 +14,8 @@ export interface JobRunContext {
   stopping(): boolean;
   /** True once a renewal found the job's lease another's: the run stops and writes nothing more. */
   lost(): boolean;
+  /** Aborted when the lease is lost: a wait for a place of the admission ends at once. */
+  lostSignal?: AbortSignal;
   /** Rows written, for the metrics. */
   wroteRows(resource: string, rows: number): void;
 }

@@ -91,6 +91,7 @@ export function jobWork(
       ...context,
       stopping: () => pool.stopped || lease.lost,
       lost: () => lease.lost,
+      lostSignal: lease.signal,
     };
     try {
       const resource = batchResources.find((candidate) => candidate.name === job.resource);

@@ -123,8 +123,11 @@ async function writeBlock(
 ): Promise<void> {
   const { db } = context;
   const { checked, lines, outcomes, toLine } = ready;
-  const transaction = async () =>
-    db.transaction(async (tx) => {
+  const transaction = async () => {
+    // The lease found another's while the block waited for its place: not even tried (its record
+    // would refuse it all the same, after writing and rolling back the rows).
+    if (context.lost()) throw new JobLetGo('lost');
+    return db.transaction(async (tx) => {
       const block: WrittenBlock = { toLine, created: 0, updated: 0, ignored: 0, results: [] };
       const all = [...outcomes];
       let written: readonly { table: string; rows: number }[] = [];
@@ -158,6 +161,7 @@ async function writeBlock(
       }
       return written;
     });
+  };
   const written = checked
     ? await inTurn(
         context.admission,
@@ -165,6 +169,7 @@ async function writeBlock(
         resource.bodyLimit,
         () => checkStopping(context),
         transaction,
+        context.lostSignal,
       )
     : await transaction();
   for (const { table, rows: changed } of written) await db.wrote(table, changed);
