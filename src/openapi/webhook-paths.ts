@@ -102,7 +102,8 @@ export function webhookSchemas(): Record<string, JsonSchema> {
         statusCode: { type: ['integer', 'null'], description: "the endpoint's status; null when none came" },
         error: {
           type: ['string', 'null'],
-          description: 'why it was not delivered ("timeout", "status 500", "address not allowed", ...)',
+          description:
+            'why it was not delivered ("timeout", "status 500", "address not allowed", "instance stopped during the attempt", ...)',
         },
         durationMs: { type: 'integer', minimum: 0 },
         attemptedAt: DATE_TIME,
