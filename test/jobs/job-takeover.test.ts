@@ -257,10 +257,18 @@ for (const backend of backends()) {
           )[0]!.later;
         await until(later, (moved) => moved, 'the lease moves forward while the run waits', 30_000);
         assert.equal(await holderOf(db, id), 'instance-1');
-        // Its lease runs out (a database slower than three renewals): another instance takes the job.
-        await leaseRunsOut(db, id);
-        await second.round();
-        assert.equal(await holderOf(db, id), 'instance-2');
+        // Its lease runs out (a database slower than three renewals): another instance takes the job,
+        // tried until the other's claim comes before the holder's next renewal (every 50 ms).
+        await until(
+          async () => {
+            await leaseRunsOut(db, id);
+            await second.round();
+            return holderOf(db, id);
+          },
+          (holder) => holder === 'instance-2',
+          'the other instance takes the job over',
+          30_000,
+        );
         // The first run's next renewal finds the job another's: it stops without its place.
         await until(
           async () => first.running,
