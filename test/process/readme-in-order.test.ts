@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 
 import { freePort } from '../../kit/free-port.js';
+import { CLI } from '../../kit/server-process.js';
 import { deliveryLoopAnswers, readmeBlock, runBash, servedShell } from './readme-shell.js';
 
 /*
@@ -35,6 +36,22 @@ test("the README's recipes run in order against one served process, each showing
   const job = (await bash(readmeBlock('Loading a file: bulk jobs'))).trim().split('\n');
   assert.equal(JSON.parse(job[2]!).state, 'succeeded', job.join('\n'));
   assert.equal(JSON.parse(job[3]!).key.code, 'BULK-3');
+
+  // The same kind of job in one command (`npx sfa-backoffice` is this checkout's command): exit
+  // status 2, the skipped row's result beside the file, the job in the list.
+  const command = `npx() { if [ "$1" = sfa-backoffice ]; then shift; "${CLI}" "$@"; else command npx "$@"; fi; }`;
+  const uploaded = await bash(`${command}\n${readmeBlock('In one command: `sfa-backoffice upload`')}`);
+  assert.match(uploaded, /^exit status 2$/m, uploaded);
+  const skipped = uploaded
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { key?: { code?: string }; errors?: { field: string }[] });
+  assert.deepEqual(
+    skipped.map((row) => [row.key?.code, row.errors?.[0]?.field]),
+    [['ONE-2', 'description']],
+    uploaded,
+  );
+  assert.match(uploaded, /succeeded/, 'the job in the list');
 
   // Webhooks: the receiver (in the background, ended with the test) gets every customer.
   const customers = JSON.parse(await bash(`curl -sf "\${AUTH[@]}" "$BASE/v1/customers?limit=1"`)).meta

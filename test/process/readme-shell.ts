@@ -12,8 +12,9 @@ const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta
 
 /** The sh block of a README section, by its heading (without the "## "). */
 export function readmeBlock(heading: string): string {
-  const section = README.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  assert.ok(section, `the README has a "## ${heading}" section`);
+  // A "##" section up to its first "###", or a "###" subsection.
+  const section = README.split(/^###? /m).find((part) => part.startsWith(`${heading}\n`));
+  assert.ok(section, `the README has a "## ${heading}" or "### ${heading}" section`);
   const text = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(text, `"${heading}" has a sh block`);
   return text;
