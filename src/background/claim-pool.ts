@@ -15,6 +15,12 @@ export interface ClaimPoolOptions<Unit> {
   /** Takes up to `room` units, none of the busy tenants': fewer (or none) when no more are due. */
   claim(room: number, busyTenants: number[]): Promise<readonly Unit[]>;
   tenantOf(unit: Unit): number;
+  /**
+   * Which unit it is. One this instance runs already can be claimed again when its lease ran out
+   * while the run's renewals stalled (the holder is the instance's): it is not started twice, and not
+   * let go either, since the running turn holds it.
+   */
+  keyOf(unit: Unit): string;
   /** Runs one unit to its end; it lets the unit go itself. */
   run(unit: Unit): Promise<void>;
   /** A run that threw: the unit is counted as ended all the same. */
@@ -38,6 +44,7 @@ export interface ClaimPool {
 export function claimPool<Unit>(options: ClaimPoolOptions<Unit>): ClaimPool {
   const running = new Set<Promise<void>>();
   const runningOf = new Map<number, number>();
+  const runningKeys = new Set<string>();
   let stopped = false;
 
   const busyTenants = () =>
@@ -45,12 +52,15 @@ export function claimPool<Unit>(options: ClaimPoolOptions<Unit>): ClaimPool {
 
   function start(unit: Unit): void {
     const tenant = options.tenantOf(unit);
+    const key = options.keyOf(unit);
     runningOf.set(tenant, (runningOf.get(tenant) ?? 0) + 1);
+    runningKeys.add(key);
     const done: Promise<void> = options
       .run(unit)
       .catch((error: unknown) => options.failed(unit, error))
       .finally(() => {
         running.delete(done);
+        runningKeys.delete(key);
         const left = (runningOf.get(tenant) ?? 1) - 1;
         if (left > 0) runningOf.set(tenant, left);
         else runningOf.delete(tenant);
@@ -73,6 +83,7 @@ export function claimPool<Unit>(options: ClaimPoolOptions<Unit>): ClaimPool {
         const units = await options.claim(asked, busyTenants());
         let started = 0;
         for (const unit of units) {
+          if (runningKeys.has(options.keyOf(unit))) continue;
           // Stopped while the claim ran, or past its tenant's bound: let go at once rather than hold it
           // until its lease ends.
           if (stopped || (runningOf.get(options.tenantOf(unit)) ?? 0) >= options.perTenant) {

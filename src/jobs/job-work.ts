@@ -140,6 +140,7 @@ export function jobWork(
       return job ? [job] : [];
     },
     tenantOf: (job) => job.tenant_id,
+    keyOf: (job) => job.id,
     run,
     // run settles its own errors; this is for one it did not foresee.
     failed: (job, error) => log.warn({ err: error, job: job.id }, `job ${job.id} stopped on an error`),

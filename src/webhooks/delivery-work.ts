@@ -306,6 +306,7 @@ export function webhookDeliveries(
     perClaim: settings.maxTurns,
     claim: (room, busy) => claimStreams(db, holder, room, busy, settings.leaseSeconds),
     tenantOf: (stream) => stream.tenant_id,
+    keyOf: (stream) => `${stream.endpoint_id} ${stream.resource}`,
     run,
     failed: (stream, error) =>
       log?.warn(

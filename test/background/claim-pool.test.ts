@@ -56,6 +56,7 @@ function harness(
       return taken;
     },
     tenantOf: (unit) => unit.tenant,
+    keyOf: (unit) => unit.id,
     async run(unit) {
       const gate = deferred();
       gates.set(unit.id, gate);
@@ -226,6 +227,7 @@ describe('claim pool', () => {
         return [unit(`u${claims}`, claims)];
       },
       tenantOf: (u) => u.tenant,
+      keyOf: (u) => u.id,
       async run(u) {
         ran.push(u.id);
       },
@@ -242,6 +244,20 @@ describe('claim pool', () => {
     await pool.settled();
     assert.deepEqual(ran, [], 'nothing runs once stopped');
     assert.deepEqual(released, ['u1'], 'what the claim under way took is let go');
+  });
+
+  test('a unit claimed again while this instance runs it (its lease ran out) is neither started twice nor let go', async () => {
+    const h = harness({ max: 3, perTenant: 3, perClaim: 3 }, [unit('a', 1)]);
+    await h.pool.fill();
+    assert.deepEqual(h.running(), ['a']);
+    // Its renewals stalled past the lease: the next claim returns it again.
+    h.due.push(unit('a', 1));
+    await h.pool.fill();
+    assert.deepEqual(h.running(), ['a'], 'one run of it');
+    assert.equal(h.pool.running, 1);
+    assert.deepEqual(h.letGo, [], 'the running turn keeps its lease');
+    await h.finish('a');
+    assert.deepEqual(h.ended, ['a']);
   });
 
   test('settled waits for every unit, also one started after it was called, and for failed ones', async () => {
