@@ -6,7 +6,7 @@
 // With --if-changed (`npm start`), nothing runs when no input is newer than dist/.built: the same
 // timestamp rule tsc's build mode applies first, without loading the compiler (decision 0140).
 // Paths are the working directory's: npm runs scripts from the project's root.
-import { cpSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -37,6 +37,8 @@ function builtAt() {
 
 const built = process.argv.includes('--if-changed') ? builtAt() : undefined;
 if (built === undefined || newestChange(INPUTS) >= built) {
+  // The stamp bears the time the build began: a source saved while it ran is newer, and builds next.
+  const began = new Date();
   const { default: ts } = await import('typescript');
   const report = ts.createDiagnosticReporter(ts.sys, process.stdout.isTTY);
   const host = ts.createSolutionBuilderHost(ts.sys, undefined, report, report);
@@ -46,5 +48,6 @@ if (built === undefined || newestChange(INPUTS) >= built) {
   cpSync('src/db/migrations', 'dist/db/migrations', { recursive: true });
 
   await import(pathToFileURL(resolve('dist/db/pglite-template-worker.js')).href);
-  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  writeFileSync(STAMP, `${began.toISOString()}\n`);
+  utimesSync(STAMP, began, began);
 }

@@ -26,12 +26,19 @@ export function connectionOf(
 ): Connection {
   let file: Record<string, unknown> = {};
   if (options.credentials !== undefined) {
+    let text: string;
     try {
-      file = JSON.parse(readFileSync(options.credentials, 'utf8')) as Record<string, unknown>;
+      text = readFileSync(options.credentials, 'utf8');
     } catch (error) {
       throw new UsageError(
         `cannot read the credentials file ${options.credentials}: ${(error as Error).message}`,
       );
+    }
+    try {
+      file = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Not the parser's message: V8 quotes the text around the error, which holds the secret.
+      throw new UsageError(`the credentials file ${options.credentials} is not valid JSON`);
     }
     if (typeof file !== 'object' || file === null) {
       throw new UsageError(`the credentials file ${options.credentials} is not a JSON object`);
