@@ -51,14 +51,15 @@ function netlocEntry(entry: string): { host: string; port: string } {
     const close = entry.indexOf(']');
     const after = entry.slice(close + 1);
     if (close < 0 || (after !== '' && !after.startsWith(':'))) {
-      throw new ConnectionUrlError(`DATABASE_URL has a malformed IPv6 host "${entry}"`);
+      // The text is not quoted back: a password with an unencoded "/" or "@" would end up here.
+      throw new ConnectionUrlError('DATABASE_URL has a malformed IPv6 host (in brackets)');
     }
     return { host: entry.slice(1, close), port: after.slice(1) };
   }
   const parts = entry.split(':');
   if (parts.length > 2) {
     throw new ConnectionUrlError(
-      `DATABASE_URL host "${entry}": an IPv6 address goes in brackets, [${entry}]`,
+      'DATABASE_URL has a host with several ":": an IPv6 address goes in brackets',
     );
   }
   return { host: decode(parts[0]!, 'a host'), port: parts[1] ?? '' };
@@ -68,7 +69,8 @@ function portNumber(text: string): number {
   if (text === '') return DEFAULT_PORT;
   const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
   if (!(port >= 1 && port <= 65535)) {
-    throw new ConnectionUrlError(`DATABASE_URL has an invalid port "${text}"`);
+    // Not quoted back, as above; a password's "/" left unencoded makes part of it read as a port.
+    throw new ConnectionUrlError('DATABASE_URL has a port that is not a number from 1 to 65535');
   }
   return port;
 }

@@ -133,10 +133,15 @@ describe('DATABASE_URL in the multi-host form', () => {
     refused('postgres://a,b/db?load_balance_hosts=random', /load_balance_hosts=random/);
     refused('postgres://a,b,c/db?port=1,2', /2 ports for 3 hosts/);
     refused('postgres://a,,b/db', /empty host/);
-    refused('postgres://a:x,b/db', /invalid port "x"/);
-    refused('postgres://a:70000,b/db', /invalid port "70000"/);
+    refused('postgres://a:x,b/db', /port that is not a number from 1 to 65535/);
+    refused('postgres://a:70000,b/db', /port that is not a number from 1 to 65535/);
     refused('postgres://::1:5432,b/db', /IPv6 address goes in brackets/);
     refused('postgres://[::1,b/db', /malformed IPv6/);
+    // A password with an unencoded "/" reads in part as a port: never quoted back.
+    assert.throws(
+      () => parseConnectionTargets('postgres://u:pa/ssword@h1,h2/db?target_session_attrs=read-write'),
+      (error: Error) => !error.message.includes('pa'),
+    );
     refused('postgres://a%zz,b/db', /percent-encoding/);
     refused('postgres://a,b/db?hostaddr=10.0.0.1,10.0.0.2', /hostaddr/);
     refused('postgres://a,b/db?connect_timeout=soon', /connect_timeout "soon"/);
