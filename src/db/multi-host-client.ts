@@ -56,6 +56,7 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
       // share of the pool's timeout, not all of it: the hosts after it are tried in time.
       const perHost = targets.connectTimeoutMs ?? (budget > 0 ? Math.ceil(budget / hostCount) : 0);
       const passedOver: string[] = [];
+      const codes = new Set<string | undefined>();
       for (const host of targets.hosts) {
         const left = deadline - Date.now();
         if (left <= 0) break;
@@ -66,6 +67,7 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
           await super.connect();
         } catch (error) {
           passedOver.push(`${name} ${reason(error)}`);
+          codes.add((error as { code?: string }).code);
           this.#abandon();
           continue;
         }
@@ -77,6 +79,7 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
         }
         if (refusal === undefined) return;
         passedOver.push(`${name} ${refusal}`);
+        codes.add(undefined);
         await this.end().catch(() => {});
         this.#abandon();
       }
@@ -84,7 +87,11 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
       const failure = new Error(
         `no host of DATABASE_URL ${wanted}: ${passedOver.join('; ') || 'connection timeout'}`,
       );
-      throw Object.assign(failure, { code: '08001' });
+      // Every host refused the same way (a wrong password, too many connections): that code, as a
+      // single host's would be, so that what the pool and the answers make of it holds (53300 shrinks
+      // the pool; 28P01 is no "come back").
+      const [only] = codes;
+      throw Object.assign(failure, { code: codes.size === 1 && only !== undefined ? only : '08001' });
     }
 
     /**

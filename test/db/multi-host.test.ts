@@ -232,6 +232,20 @@ describe('a multi-host DATABASE_URL on PostgreSQL', {
     assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
   });
 
+  test('every host refusing the same way keeps that code: an unknown role is no "come back"', async () => {
+    const here = address(serverUrl!);
+    const db = openPostgres({
+      connectionString: `postgres://no_such_role_${randomBytes(4).toString('hex')}@${here},${here}/postgres`,
+      poolSize: 1,
+    });
+    after(() => db.close());
+    await assert.rejects(db.query('SELECT 1'), (error: Error & { code?: string }) => {
+      assert.equal(error.code, '28000', error.message);
+      assert.ok(!isConnectionError(error), error.message);
+      return true;
+    });
+  });
+
   test('a read-only first host is passed over with read-write, kept with any and primary', async () => {
     const scratch = await scratchPostgresDatabase(serverUrl!);
     const readOnlyRole = await role();
