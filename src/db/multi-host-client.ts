@@ -57,10 +57,12 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
       const perHost = targets.connectTimeoutMs ?? (budget > 0 ? Math.ceil(budget / hostCount) : 0);
       const passedOver: string[] = [];
       const codes = new Set<string | undefined>();
-      for (const host of targets.hosts) {
+      for (const [at, host] of targets.hosts.entries()) {
         const left = deadline - Date.now();
         if (left <= 0) break;
-        const timeout = Math.min(perHost > 0 ? perHost : Number.POSITIVE_INFINITY, left);
+        // The last host (without connect_timeout) has what is left: no host after it needs the time.
+        const share = at === hostCount - 1 && targets.connectTimeoutMs === undefined ? 0 : perHost;
+        const timeout = Math.min(share > 0 ? share : Number.POSITIVE_INFINITY, left);
         this.#become(host, Number.isFinite(timeout) ? timeout : 0);
         const name = `${host.host}:${host.port}`;
         try {
