@@ -24,9 +24,13 @@ export class HttpError extends Error {
 /** A failure no retry helps (refused credentials). */
 export class FinalError extends Error {}
 
+/** A file that cannot be read (gone, not allowed, a directory): sending again changes nothing. */
+const LOCAL_FILE_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR']);
+
 /** Whether sending the request again may help. */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof FinalError) return false;
+  if (LOCAL_FILE_CODES.has(String((error as { code?: unknown } | null)?.code))) return false;
   if (error instanceof HttpError) {
     return error.status >= 500 || error.status === 429 || (error.status === 409 && !!error.retryAfterMs);
   }
