@@ -99,9 +99,12 @@ export function jobWork(
       await runJob(runContext, job, resource);
       failedRuns.delete(job.id);
     } catch (error) {
+      // A lost lease is not let go: it is another holder's now, or will be at the next claim. Whatever
+      // a run that lost its lease then threw (its admission place given up under it) is no failure
+      // of the job's.
+      if (lease.lost) return;
       if (error instanceof JobLetGo) {
-        // A lost lease is not let go: it is another holder's now, or will be at the next claim.
-        if (error.why === 'stopping' && !lease.lost) await releaseJob(db, job.id, holder).catch(() => {});
+        if (error.why === 'stopping') await releaseJob(db, job.id, holder).catch(() => {});
         return;
       }
       const runs = (failedRuns.get(job.id) ?? 0) + 1;
