@@ -393,7 +393,7 @@ async function main(): Promise<void> {
         ['deliveries / repeats of a webhook-id', `${streamArrivals.length} / ${repeats}`],
         ['records received under two webhook-ids (bar 0)', String(repeatedUnderNewId)],
         [
-          'takeover: kill to the next delivery (bar 30 s)',
+          'takeover: kill to the next delivery (bar 10 s, extensions 11)',
           afterKill ? `${ms((afterKill.at - killedAt) / 1000)} s` : 'none',
         ],
       ],
