@@ -17,10 +17,15 @@ import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
 import {
+  deliver,
+  dueNow,
   fixedResolver,
+  loadCustomers,
+  metric,
   privateBackends,
   type Received,
   receiver,
+  secondsUntilDue,
   testWebhookSettings,
   until,
 } from './webhooks.js';
@@ -40,21 +45,6 @@ async function newApp(db: Database, webhooks: Partial<DeliverySettings> = {}, ap
   return ownedTenantApp(db, { webhooks: testWebhookSettings(webhooks) }, app ? { app } : undefined);
 }
 
-/** One round of the app's deliveries, and every turn it started run to its end. */
-async function deliver(app: FastifyInstance): Promise<void> {
-  await app.webhookDeliveries.round();
-  await app.webhookDeliveries.settled();
-}
-
-async function loadCustomers(db: Database, tenant: Tenant, codes: string[]): Promise<void> {
-  const response = await tenant.post(
-    '/api/customers/batch-create',
-    codes.map((code) => customer(code)),
-  );
-  assert.equal(response.status, 201, response.text);
-  await feedCaughtUp(db);
-}
-
 async function register(tenant: Tenant, body: Record<string, unknown>) {
   const response = await tenant.post('/v1/webhooks', { resources: ['customers'], ...body });
   assert.equal(response.status, 201, response.text);
@@ -65,31 +55,10 @@ const bodyOf = (received: Received) => JSON.parse(received.body);
 const codesOf = (received: Received[]) =>
   received.flatMap((r) => bodyOf(r).data.map((c: { code: string }) => c.code));
 
-/** The value of one series of the app's metrics (a series not there: NaN). */
-async function metric(app: FastifyInstance, series: string): Promise<number> {
-  const text = await app.metrics.registry.metrics();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : Number.NaN;
-}
-
 /** A cursor's place in the feed (resource, xid, key), without when it was handed out. */
 function position(cursor: string) {
   const { t: _t, ...place } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   return place;
-}
-
-/** Seconds until the stream's next attempt is due. */
-async function secondsUntilDue(db: Database, endpointId: string): Promise<number> {
-  const [row] = await db.query<{ wait: number }>(
-    'SELECT extract(epoch FROM next_attempt_at - now())::float8 AS wait FROM webhook_streams WHERE endpoint_id = $1',
-    [endpointId],
-  );
-  return row!.wait;
-}
-
-/** Makes the stream's next attempt due now: the backoff's wait, without waiting for it. */
-async function dueNow(db: Database, endpointId: string): Promise<void> {
-  await db.query('UPDATE webhook_streams SET next_attempt_at = now() WHERE endpoint_id = $1', [endpointId]);
 }
 
 for (const backend of privateBackends()) {

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../src/db/database.js';
 import { ownedTenantApp } from '../helpers/app.js';
 import { feedCaughtUp } from '../helpers/feed.js';
 import { customer } from '../helpers/read-data.js';
-import { privateBackends, receiver, testWebhookSettings } from './webhooks.js';
+import { deliver, dueNow, metric, privateBackends, receiver, testWebhookSettings } from './webhooks.js';
 
 /*
  * An endpoint that starts failing, and one that is disabled, is told once (extensions.md 11,
@@ -14,20 +12,6 @@ import { privateBackends, receiver, testWebhookSettings } from './webhooks.js';
  * the failure that made it so and not on the failures after it. Rounds are run by the test; the
  * backoff and the three days are moved in the database, never waited for.
  */
-
-async function deliver(app: FastifyInstance): Promise<void> {
-  await app.webhookDeliveries.round();
-  await app.webhookDeliveries.settled();
-}
-
-async function metric(app: FastifyInstance, series: string): Promise<number> {
-  const text = await app.metrics.registry.metrics();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
-
-const dueNow = (db: Database, id: string) =>
-  db.query('UPDATE webhook_streams SET next_attempt_at = now() WHERE endpoint_id = $1', [id]);
 
 interface LogLine {
   level: number;

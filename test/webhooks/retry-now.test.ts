@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import type { InjectTransport } from '../../kit/transport.js';
-import type { Database } from '../../src/db/database.js';
 import { ownedTenantApp } from '../helpers/app.js';
-import { feedCaughtUp } from '../helpers/feed.js';
-import { customer } from '../helpers/read-data.js';
-import { privateBackends, receiver, testWebhookSettings } from './webhooks.js';
+import {
+  deliver,
+  loadCustomers,
+  privateBackends,
+  receiver,
+  secondsUntilDue,
+  testWebhookSettings,
+} from './webhooks.js';
 
 /*
  * POST /v1/webhooks/{id}/retry (extensions.md 11, continued; docs/decisions/0137-webhook-retry-now.md):
@@ -18,29 +21,6 @@ import { privateBackends, receiver, testWebhookSettings } from './webhooks.js';
  */
 
 type Tenant = TenantClient<any, InjectTransport>;
-
-async function deliver(app: FastifyInstance): Promise<void> {
-  await app.webhookDeliveries.round();
-  await app.webhookDeliveries.settled();
-}
-
-/** Seconds until the endpoint's latest due stream may be attempted again (0 or less: due now). */
-async function secondsUntilDue(db: Database, endpointId: string): Promise<number> {
-  const [row] = await db.query<{ wait: number }>(
-    'SELECT extract(epoch FROM max(next_attempt_at) - now())::float8 AS wait FROM webhook_streams WHERE endpoint_id = $1',
-    [endpointId],
-  );
-  return row!.wait;
-}
-
-async function loadCustomers(db: Database, tenant: Tenant, codes: string[]): Promise<void> {
-  const response = await tenant.post(
-    '/api/customers/batch-create',
-    codes.map((code) => customer(code)),
-  );
-  assert.equal(response.status, 201, response.text);
-  await feedCaughtUp(db);
-}
 
 const retry = (tenant: Tenant, id: string) =>
   tenant.send({ method: 'POST', path: `/v1/webhooks/${id}/retry` });

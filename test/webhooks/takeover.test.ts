@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import type { TenantClient } from '../../kit/tenant-client.js';
 import type { InjectTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
@@ -9,9 +8,15 @@ import { claimStreams } from '../../src/sql/webhook-streams.js';
 import { INTERRUPTED_ERROR } from '../../src/sql/webhook-takeover.js';
 import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
 import { ownedTenantApp } from '../helpers/app.js';
-import { feedCaughtUp } from '../helpers/feed.js';
-import { customer } from '../helpers/read-data.js';
-import { privateBackends, type Received, receiver, testWebhookSettings, until } from './webhooks.js';
+import {
+  deliver,
+  loadCustomers,
+  privateBackends,
+  type Received,
+  receiver,
+  testWebhookSettings,
+  until,
+} from './webhooks.js';
 
 /*
  * A webhook stream whose instance stops is taken over (extensions.md 11: within 10 seconds;
@@ -30,20 +35,6 @@ const NO_RENEWAL = 3_600_000;
 
 async function newApp(db: Database, webhooks: Partial<DeliverySettings> = {}) {
   return ownedTenantApp(db, { webhooks: testWebhookSettings(webhooks) });
-}
-
-async function deliver(app: FastifyInstance): Promise<void> {
-  await app.webhookDeliveries.round();
-  await app.webhookDeliveries.settled();
-}
-
-async function loadCustomers(db: Database, tenant: Tenant, codes: string[]): Promise<void> {
-  const response = await tenant.post(
-    '/api/customers/batch-create',
-    codes.map((code) => customer(code)),
-  );
-  assert.equal(response.status, 201, response.text);
-  await feedCaughtUp(db);
 }
 
 async function register(tenant: Tenant, url: URL) {

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { scratchPostgresDatabase } from '../../kit/scratch-database.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { InjectTransport } from '../../kit/transport.js';
 import type { Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openPglite } from '../../src/db/pglite.js';
@@ -10,6 +13,8 @@ import { openPostgres } from '../../src/db/postgres.js';
 import { addressRules, parseNetworks, type Resolve } from '../../src/webhooks/addresses.js';
 import type { DeliverySettings } from '../../src/webhooks/delivery-work.js';
 import type { Backend } from '../helpers/backends.js';
+import { feedCaughtUp } from '../helpers/feed.js';
+import { customer } from '../helpers/read-data.js';
 
 const pause = () => new Promise<void>((done) => setTimeout(done, 5));
 
@@ -128,4 +133,45 @@ export function privateBackends(): Backend[] {
     );
   }
   return list;
+}
+
+/** One round of the app's deliveries, and every turn it started run to its end. */
+export async function deliver(app: FastifyInstance): Promise<void> {
+  await app.webhookDeliveries.round();
+  await app.webhookDeliveries.settled();
+}
+
+/** Customers written by the tenant, and the feed caught up so that a round finds them. */
+export async function loadCustomers(
+  db: Database,
+  tenant: TenantClient<any, InjectTransport>,
+  codes: string[],
+): Promise<void> {
+  const response = await tenant.post(
+    '/api/customers/batch-create',
+    codes.map((code) => customer(code)),
+  );
+  assert.equal(response.status, 201, response.text);
+  await feedCaughtUp(db);
+}
+
+/** Seconds until the endpoint's latest due stream may be attempted again (0 or less: due now). */
+export async function secondsUntilDue(db: Database, endpointId: string): Promise<number> {
+  const [row] = await db.query<{ wait: number }>(
+    'SELECT extract(epoch FROM max(next_attempt_at) - now())::float8 AS wait FROM webhook_streams WHERE endpoint_id = $1',
+    [endpointId],
+  );
+  return row!.wait;
+}
+
+/** Makes the endpoint's streams due now: the backoff's wait, without waiting for it. */
+export async function dueNow(db: Database, endpointId: string): Promise<void> {
+  await db.query('UPDATE webhook_streams SET next_attempt_at = now() WHERE endpoint_id = $1', [endpointId]);
+}
+
+/** The value of one series of the app's metrics, as exposed (a labelled series not counted yet: 0). */
+export async function metric(app: FastifyInstance, series: string): Promise<number> {
+  const text = await app.metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
 }
