@@ -3,6 +3,7 @@ import { isConnectionError } from '../db/failures.js';
 import { problemOf } from './domain-problems.js';
 import { HttpProblem, problems } from './problems.js';
 import { serverErrorMessage } from './server-errors.js';
+import { logDatabaseUnavailable } from './unavailable-log.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,8 +44,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (problem) {
       return reply.code(problem.statusCode).headers(problem.headers).send(problem.body());
     }
-    request.log.error({ err: error }, 'request failed');
     const message = serverErrorMessage(error, request.id);
+    if (isConnectionError(error)) logDatabaseUnavailable(request.log, error);
+    else request.log.error({ err: error }, 'request failed');
     const answer = isConnectionError(error)
       ? problems.databaseUnavailable(message, request.routeOptions.config.contractBatch ? 500 : 503)
       : problems.server(message);

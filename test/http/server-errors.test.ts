@@ -120,6 +120,32 @@ describe('500: the database is closed', () => {
     assertServerError(answer, requestId, CONNECTION);
     assert.equal(answer.headers['x-request-id'], requestId, 'the request id is echoed');
   });
+
+  test('a database out of reach is one warn line with its reason, not an error with a stack', async () => {
+    const db = openPostgres({ connectionString: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1 });
+    after(() => db.close());
+    const lines: string[] = [];
+    const app = await buildApp({
+      db,
+      config: testAuthConfig,
+      logLevel: 'info',
+      logStream: { write: (line: string) => lines.push(line) },
+    });
+    after(() => app.close());
+    const { requestId } = await postWithId(app, PAYMENT.path, PAYMENT.body, {
+      'subscription-key': 'any-key',
+      authorization: 'Bearer any.token.here',
+    });
+    const told = lines
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.reqId === requestId && line.level >= 40);
+    assert.equal(told.length, 1, JSON.stringify(told));
+    assert.equal(told[0].level, 40);
+    assert.equal(told[0].msg, 'database unavailable: answered to come back');
+    assert.equal(told[0].code, 'ECONNREFUSED');
+    assert.match(told[0].reason, /ECONNREFUSED/);
+    assert.equal(told[0].err, undefined, 'no error object, so no stack');
+  });
 });
 
 describe('500: a database operation fails', () => {

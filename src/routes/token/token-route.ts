@@ -8,6 +8,7 @@ import type { SubscriptionKeyVerifier } from '../../auth/key-verifier.js';
 import { isConnectionError } from '../../db/failures.js';
 import { HttpProblem, OAuthProblem, oauthProblems } from '../../http/problems.js';
 import { checkedByHandler } from '../../http/route-schema.js';
+import { logDatabaseUnavailable } from '../../http/unavailable-log.js';
 import { readTokenRequest } from './token-route-request.js';
 import { GRANT_TYPE, GRANT_TYPE_REQUIRED, tokenRoute } from './token-schema.js';
 
@@ -61,7 +62,7 @@ export function tokenRoutes(deps: TokenRouteDeps): FastifyPluginAsync {
       }
       // The database out of reach: RFC 6749's "come back" (docs/decisions/0143-come-back-answers.md).
       if (!problem && isConnectionError(error)) {
-        request.log.error({ err: error }, 'request failed');
+        logDatabaseUnavailable(request.log, error);
         problem = oauthProblems.databaseUnavailable();
       }
       // Anything else is the service's own failure: the parent handler logs it and answers 500.
