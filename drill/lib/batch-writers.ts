@@ -63,9 +63,44 @@ export interface WriterOptions {
   stopped: () => boolean;
 }
 
+interface Answered {
+  status: number;
+  body: unknown;
+  attempts: number;
+  /** The answer carried `Idempotent-Replayed: true` (extensions section 8). */
+  replayed: boolean;
+}
+
+/** Sends one keyed batch, again with the same key, until the answer is neither 5xx, 409 nor 429. */
+async function sendUntilAnswered(
+  instances: readonly string[],
+  headers: Readonly<Record<string, string>>,
+  resource: WriterResource,
+  key: string,
+  body: unknown,
+  turn: number,
+): Promise<Answered> {
+  for (let attempt = 1; ; attempt++) {
+    const instance = instances[(turn + attempt) % instances.length]!;
+    const path = `/api/${resource}/batch-create`;
+    const answer = await call(instance, 'batch', 'POST', path, { ...headers, 'idempotency-key': key }, body);
+    const comeBack =
+      answer.status === 0 || answer.status >= 500 || answer.status === 409 || answer.status === 429;
+    if (!comeBack) {
+      const replayed = answer.headers?.get('idempotent-replayed') === 'true';
+      return { status: answer.status, body: answer.body, attempts: attempt, replayed };
+    }
+    await new Promise((done) => setTimeout(done, RETRY_MS));
+  }
+}
+
+const countsOf = (body: unknown) => {
+  const counts = body as { created: number; updated: number; ignored: number };
+  return { created: counts.created, updated: counts.updated, ignored: counts.ignored };
+};
+
 export async function runWriters(options: WriterOptions): Promise<WriterResults> {
   const results: WriterResults = { acknowledged: [], refused: [] };
-  const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
   await Promise.all(
     options.clients.map(async ({ resource, prefix }) => {
       for (let batch = 0; !options.stopped(); batch++) {
@@ -74,49 +109,82 @@ export async function runWriters(options: WriterOptions): Promise<WriterResults>
           (_, at) => `${prefix}${String(batch).padStart(5, '0')}-${at}`,
         );
         const key = `drill-${prefix}-${batch}`;
-        const body = items(resource, codes);
         const firstSentAt = Date.now();
-        for (let attempt = 1; ; attempt++) {
-          const instance = options.instances[(batch + attempt) % options.instances.length]!;
-          const answer = await call(
-            instance,
-            'batch',
-            'POST',
-            `/api/${resource}/batch-create`,
-            {
-              ...options.headers,
-              'idempotency-key': key,
-            },
-            body,
-          );
-          if (answer.status >= 200 && answer.status < 300) {
-            const counts = answer.body as { created: number; updated: number; ignored: number };
-            results.acknowledged.push({
-              key,
-              resource,
-              codes,
-              status: answer.status,
-              counts: { created: counts.created, updated: counts.updated, ignored: counts.ignored },
-              firstSentAt,
-              answeredAt: Date.now(),
-              attempts: attempt,
-            });
-            break;
-          }
-          if (answer.status >= 400 && answer.status < 500 && answer.status !== 409 && answer.status !== 429) {
-            results.refused.push({
-              key,
-              resource,
-              codes,
-              status: answer.status,
-              message: JSON.stringify(answer.body),
-            });
-            break;
-          }
-          await sleep(RETRY_MS);
+        const answer = await sendUntilAnswered(
+          options.instances,
+          options.headers,
+          resource,
+          key,
+          items(resource, codes),
+          batch,
+        );
+        if (answer.status >= 200 && answer.status < 300) {
+          results.acknowledged.push({
+            key,
+            resource,
+            codes,
+            status: answer.status,
+            counts: countsOf(answer.body),
+            firstSentAt,
+            answeredAt: Date.now(),
+            attempts: answer.attempts,
+          });
+        } else {
+          results.refused.push({
+            key,
+            resource,
+            codes,
+            status: answer.status,
+            message: JSON.stringify(answer.body),
+          });
         }
       }
     }),
   );
   return results;
+}
+
+export interface Resent {
+  /** The same answer as the first time: the batch's key and its write were both kept. */
+  replayed: number;
+  /** Not a replay, and the same counts: the write and its key were lost with the primary, written again. */
+  writtenAgain: number;
+  /** Any other answer: the batch's rows, and what came back. */
+  other: string[];
+}
+
+/**
+ * Every acknowledged batch sent once more with its key, as a client that never heard its answer
+ * would: a kept key answers as the first time, a key lost with its write writes the batch again.
+ */
+export async function resendAcknowledged(
+  instances: readonly string[],
+  headers: Readonly<Record<string, string>>,
+  acknowledged: readonly AcknowledgedBatch[],
+  concurrency = 4,
+): Promise<Resent> {
+  const resent: Resent = { replayed: 0, writtenAgain: 0, other: [] };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let at = next++; at < acknowledged.length; at = next++) {
+        const batch = acknowledged[at]!;
+        const answer = await sendUntilAnswered(
+          instances,
+          headers,
+          batch.resource,
+          batch.key,
+          items(batch.resource, batch.codes),
+          at,
+        );
+        const same =
+          answer.status === batch.status &&
+          JSON.stringify(countsOf(answer.body)) === JSON.stringify(batch.counts);
+        if (same && answer.replayed) resent.replayed++;
+        else if (same) resent.writtenAgain++;
+        else resent.other.push(`${batch.key}: ${answer.status} ${JSON.stringify(answer.body)}`);
+      }
+    }),
+  );
+  return resent;
 }
