@@ -384,10 +384,20 @@ async function main(): Promise<void> {
     'answers from the kill to the first write accepted',
     `batch ${tally(outage.filter((a) => a.family === 'batch'))}; other ${tally(outage.filter((a) => a.family === 'other'))}`,
   ]);
+  // Reads that need no write keep answering (from the standby standing in, decision 0147), once the
+  // requests the kill cut are out of the way: those sent a second after it.
   const outageReads = outage.filter(
-    (a) => a.method === 'GET' && (a.path.startsWith('/v1/customers') || a.path.startsWith('/v1/deliveries')),
+    (a) =>
+      a.method === 'GET' &&
+      ['/v1/customers', '/v1/deliveries/pending', '/v1/changes'].some((path) => a.path.startsWith(path)),
   );
-  rows.push(['list reads in that time', tally(outageReads) || 'none']);
+  const readsRefused = outageReads.filter((a) => a.sentAt > killAt + 1_000 && a.status !== 200);
+  if (readsRefused.length > 0) {
+    problems.push(
+      `${readsRefused.length} reads (lists, feed) refused while no primary took writes: ${tally(readsRefused)}`,
+    );
+  }
+  rows.push(['reads of the lists and the feed in that time', tally(outageReads) || 'none']);
   rows.push(['answers outside what the service may give', `${wrong.length}`]);
 
   // Webhooks. An endpoint disabled because the database lost positions it had delivered is the

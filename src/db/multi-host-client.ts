@@ -13,6 +13,19 @@ interface ClientInternals {
   connectionTimeoutHandle?: NodeJS.Timeout;
 }
 
+/**
+ * Connections kept to a host that takes no writes while no host of the list does (between the loss of
+ * a primary and a standby's promotion), and since when: reads go on there, writes fail with 25006 and
+ * are answered to come back. The pool ends them once they are older than their life
+ * (src/db/postgres.ts), so reads return to a primary as soon as there is one again.
+ */
+const standIns = new WeakMap<object, number>();
+
+/** When client was connected as a stand-in (Date.now()), or undefined for a connection that qualified. */
+export function standInSince(client: object): number | undefined {
+  return standIns.get(client);
+}
+
 /** EventEmitter's own fields: the listeners of the pool and of the service stay where they are. */
 const EMITTER_FIELDS = new Set(['_events', '_eventsCount', '_maxListeners']);
 
@@ -46,8 +59,9 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
 
     /**
      * Tries each host in order within the pool's connection timeout. A host that refuses, times out
-     * or does not qualify is passed over; none left is a connection error (08001), which the
-     * service answers as the come-back answers of decision 0143.
+     * or does not qualify is passed over. When none qualifies, the first that was up but takes no
+     * writes stands in (decision 0147): reads answer, writes get the come-back answers of decision
+     * 0143. No host up at all is a connection error (08001), answered the same way.
      */
     async #walk(): Promise<void> {
       const budget = this.#config.connectionTimeoutMillis ?? 0;
@@ -57,6 +71,8 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
       const perHost = targets.connectTimeoutMs ?? (budget > 0 ? Math.ceil(budget / hostCount) : 0);
       const passedOver: string[] = [];
       const codes = new Set<string | undefined>();
+      // The first host that was up but did not qualify: it stands in if none does.
+      let standIn: HostTarget | undefined;
       for (const [at, host] of targets.hosts.entries()) {
         const left = deadline - Date.now();
         if (left <= 0) break;
@@ -76,6 +92,7 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
         let refusal: string | undefined;
         try {
           refusal = await this.#refusal();
+          standIn ??= refusal === undefined ? undefined : host;
         } catch (error) {
           refusal = reason(error);
         }
@@ -84,6 +101,19 @@ export function multiHostClient(targets: ConnectionTargets): typeof pg.Client {
         codes.add(undefined);
         await this.end().catch(() => {});
         this.#abandon();
+      }
+      const left = deadline - Date.now();
+      if (standIn && left > 0) {
+        this.#become(standIn, Number.isFinite(left) ? left : 0);
+        try {
+          await super.connect();
+          standIns.set(this, Date.now());
+          return;
+        } catch (error) {
+          passedOver.push(`${standIn.host}:${standIn.port} ${reason(error)}`);
+          codes.add((error as { code?: string }).code);
+          this.#abandon();
+        }
       }
       const wanted = targets.targetSessionAttrs === 'any' ? 'connected' : `was ${targets.targetSessionAttrs}`;
       const failure = new Error(

@@ -3,7 +3,7 @@ import { sendCancelRequest } from './cancel-request.js';
 import { parseConnectionTargets } from './connection-url.js';
 import { type Database, inTransaction, type Queryable, withRetry } from './database.js';
 import { isConnectionError } from './failures.js';
-import { multiHostClient } from './multi-host-client.js';
+import { multiHostClient, standInSince } from './multi-host-client.js';
 import { POSTGRES_UPKEEP, TableUpkeep } from './table-upkeep.js';
 
 export interface PostgresOptions {
@@ -16,6 +16,8 @@ export interface PostgresOptions {
   statementTimeoutMs?: number;
   /** Wait for a connection of the pool, or for a new one to open (default 5 s). */
   acquireTimeoutMs?: number;
+  /** How long a connection standing in for a primary is used (default 1 s; decision 0147). */
+  standInLifeMs?: number;
 }
 
 const STATEMENT_TIMEOUT_MS = 60_000;
@@ -24,6 +26,12 @@ const CLIENT_MARGIN_MS = 2_000;
 const ACQUIRE_TIMEOUT_MS = 5_000;
 /** After the server refused a connection as one too many, the pool stays at its size for this long. */
 const SHRUNK_FOR_MS = 10_000;
+/**
+ * A connection to a host that takes no writes, kept while no host does (src/db/multi-host-client.ts),
+ * is used for this long and then ended: once a primary is back, reads reach it within a second.
+ */
+const STAND_IN_LIFE_MS = 1_000;
+const STAND_IN_ENDED = new Error('connection standing in for a primary ended');
 
 /** Where a cancel request for the statement a connection runs goes, and the key it carries. */
 function cancelTarget(client: pg.PoolClient) {
@@ -95,13 +103,38 @@ export function openPostgres(options: PostgresOptions): Database {
   // One BEGIN round trip also bounds the transaction's statements and idle time on the server.
   const begin = `BEGIN; SET LOCAL statement_timeout = ${statementTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${statementTimeoutMs}`;
 
+  const standInLifeMs = options.standInLifeMs ?? STAND_IN_LIFE_MS;
+  /** A connection standing in for a primary (decision 0147) that has served its time. */
+  const outlived = (client: pg.PoolClient) => {
+    const since = standInSince(client);
+    return since !== undefined && Date.now() - since >= standInLifeMs;
+  };
+  /** Stand-ins given back to the pool once: one past its life is ended when taken again. */
+  const idleStandIns = new WeakSet<pg.PoolClient>();
+
+  /** A connection of the pool that is not a stand-in past its life. */
+  async function acquire(): Promise<pg.PoolClient> {
+    for (;;) {
+      const client = await acquireAny();
+      if (!(idleStandIns.has(client) && outlived(client))) return client;
+      client.release(STAND_IN_ENDED);
+    }
+  }
+
+  /** Gives a connection back to the pool; error (or a stand-in past its life) ends it instead. */
+  function giveBack(client: pg.PoolClient, error?: Error): void {
+    const end = error ?? (outlived(client) ? STAND_IN_ENDED : undefined);
+    if (end === undefined && standInSince(client) !== undefined) idleStandIns.add(client);
+    client.release(end);
+  }
+
   let restoreSize: NodeJS.Timeout | undefined;
   /**
    * A connection of the pool. When the server refuses a new one as one too many (53300: other
    * instances hold the rest of max_connections) while this pool holds connections of its own, the pool
    * stops growing for a while and the request waits for one of those, within the acquire timeout.
    */
-  async function acquire(): Promise<pg.PoolClient> {
+  async function acquireAny(): Promise<pg.PoolClient> {
     const deadline = Date.now() + acquireTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -135,7 +168,7 @@ export function openPostgres(options: PostgresOptions): Database {
       return await Promise.race([pending, expired]);
     } catch (error) {
       pending.then(
-        (late) => late.release(),
+        (late) => giveBack(late),
         () => {},
       );
       throw error;
@@ -150,7 +183,7 @@ export function openPostgres(options: PostgresOptions): Database {
    * accepts writes (a standby after a switchover): the pool then opens a new one, to the new primary.
    */
   function release(client: pg.PoolClient, error: unknown): void {
-    client.release(error !== undefined && isConnectionError(error) ? (error as Error) : undefined);
+    giveBack(client, error !== undefined && isConnectionError(error) ? (error as Error) : undefined);
   }
 
   const database: Database = {
@@ -172,11 +205,11 @@ export function openPostgres(options: PostgresOptions): Database {
       try {
         const result = await client.query(text, params as unknown[] | undefined);
         clearTimeout(cancel);
-        client.release(cancelSent ? new Error('statement cancelled') : undefined);
+        giveBack(client, cancelSent ? new Error('statement cancelled') : undefined);
         return result.rows as Row[];
       } catch (error) {
         clearTimeout(cancel);
-        if (cancelSent) client.release(error as Error);
+        if (cancelSent) giveBack(client, error as Error);
         else release(client, error);
         throw error;
       }
@@ -191,7 +224,7 @@ export function openPostgres(options: PostgresOptions): Database {
           await client.query(begin);
           const result = await work(inTransaction(queryable(client)));
           await client.query('COMMIT');
-          client.release();
+          giveBack(client);
           return result;
         } catch (error) {
           let broken = isConnectionError(error) ? error : undefined;
@@ -203,7 +236,7 @@ export function openPostgres(options: PostgresOptions): Database {
               broken = rollbackError;
             }
           }
-          client.release(broken as Error | undefined);
+          giveBack(client, broken as Error | undefined);
           throw error;
         }
       });

@@ -403,6 +403,34 @@ describe('rate limit by quota leases (PostgreSQL store, fake database)', () => {
     assert.equal(db.claims, 2);
   });
 
+  test('a database taking no writes: the key is counted by the instance up to the limit, the shared count tried again each second', async () => {
+    let now = 0;
+    let writable = false;
+    const db = fakeDb(async () => {
+      if (!writable) {
+        throw Object.assign(new Error('cannot execute UPDATE in a read-only transaction'), { code: '25006' });
+      }
+      return { total: 1, left_ms: 30_000 };
+    });
+    const store = new LeasingRateLimitStore(db, 3, 60, () => now);
+    const hits = [];
+    for (let n = 0; n < 4; n++) hits.push(await store.hit('k'));
+    assert.deepEqual(hits, [
+      { hits: 1, resetSeconds: 60 },
+      { hits: 2, resetSeconds: 60 },
+      { hits: 3, resetSeconds: 60 },
+      { hits: 4, resetSeconds: 60 }, // past the limit: refused, as with the shared count
+    ]);
+    assert.equal(db.claims, 1, 'no statement for a second after the failed claim');
+    now = 1_000;
+    assert.deepEqual(await store.hit('k'), { hits: 5, resetSeconds: 59 });
+    assert.equal(db.claims, 2, 'the shared count tried again');
+    writable = true;
+    now = 2_000;
+    assert.deepEqual(await store.hit('k'), { hits: 1, resetSeconds: 30 }, 'the shared count again');
+    assert.equal(db.claims, 3);
+  });
+
   test('a window ends: its block and its exhaustion are dropped, a new block is claimed', async () => {
     let now = 0;
     let total = 0;
