@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { endWorkersWhenIdle } from './body-threads/batch-worker-pool.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { sqlState } from './db/failures.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { seedDemoData } from './demo/seed-demo.js';
@@ -69,7 +70,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // V8 favours memory over speed on the embedded engine, speed on PostgreSQL, for the rest of the
   // process (src/v8-by-engine.ts).
   const v8Flag = config.databaseUrl ? favourSpeedOverMemory() : favourMemoryOverSpeed();
-  const db = await openDatabase(config, (error) => app?.log.error({ err: error }, 'database pool error'));
+  // A session the server ended (a failover, a restart): a warning with its reason. Not the error
+  // object, which pg hangs its whole client on (connection settings, the session's cancel key).
+  const db = await openDatabase(config, (error) =>
+    app?.log.warn({ code: sqlState(error), reason: error.message }, 'database pool error'),
+  );
   try {
     await migrate(db);
     const renumbered = await renumberFeedAfterRestore(db);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +13,8 @@ import { freePort } from '../../kit/free-port.js';
  *
  * pg_autoctl refuses to run as root: as root every command runs as `postgres`, in a directory that
  * user owns. XDG_CONFIG_HOME and XDG_DATA_HOME point into that directory, so the keepers' own files
- * (pg_autoctl.cfg, the state file) go with it when the drill ends.
+ * (pg_autoctl.cfg, the state file) go with it when the drill ends. DRILL_KEEPER_LOGS=1 writes each
+ * keeper's output to <dir>/<name>.log and keeps the directory, to see what a keeper did.
  */
 
 const PG_AUTOCTL = '/usr/bin/pg_autoctl';
@@ -114,8 +115,10 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
     // A process group of its own: SIGKILL to the group takes the keeper and the PostgreSQL it runs.
     const child = spawn(file!, rest, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let tail = '';
+    const logFile = join(dir, `${name}.log`);
     const keep = (chunk: Buffer) => {
       tail = (tail + chunk.toString()).slice(-8000);
+      if (process.env.DRILL_KEEPER_LOGS) appendFileSync(logFile, chunk);
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
@@ -136,160 +139,190 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
   };
   process.once('exit', killAll);
 
-  const monitorPort = await freePort();
-  const monitorData = join(dir, 'monitor');
-  const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--pgctl', PG_CTL];
-  spawnKeeper('monitor', monitorData, monitorPort, [
-    'create',
-    'monitor',
-    '--pgdata',
-    monitorData,
-    '--pgport',
-    String(monitorPort),
-    ...common,
-  ]);
-  const monitorUrl = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
+  try {
+    const monitorPort = await freePort();
+    const monitorData = join(dir, 'monitor');
+    const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--pgctl', PG_CTL];
+    spawnKeeper('monitor', monitorData, monitorPort, [
+      'create',
+      'monitor',
+      '--pgdata',
+      monitorData,
+      '--pgport',
+      String(monitorPort),
+      ...common,
+    ]);
+    const monitorUrl = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
 
-  const states = async (): Promise<NodeState[]> => {
-    const text = await command(['show', 'state', '--pgdata', monitorData, '--json']);
-    const rows = JSON.parse(text) as {
-      nodename: string;
-      nodeport: number;
-      current_group_state: string;
-      assigned_group_state: string;
-    }[];
-    return rows.map((row) => ({
-      name: row.nodename,
-      port: row.nodeport,
-      reported: row.current_group_state,
-      assigned: row.assigned_group_state,
-    }));
-  };
-  const until = async (what: string, ok: () => Promise<boolean>, timeoutMs = 120_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        if (await ok()) return;
-      } catch {
-        // The monitor not up yet.
+    const states = async (): Promise<NodeState[]> => {
+      const text = await command(['show', 'state', '--pgdata', monitorData, '--json']);
+      const rows = JSON.parse(text) as {
+        nodename: string;
+        nodeport: number;
+        current_group_state: string;
+        assigned_group_state: string;
+      }[];
+      return rows.map((row) => ({
+        name: row.nodename,
+        port: row.nodeport,
+        reported: row.current_group_state,
+        assigned: row.assigned_group_state,
+      }));
+    };
+    const until = async (what: string, ok: () => Promise<boolean>, timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          if (await ok()) return;
+        } catch {
+          // The monitor not up yet.
+        }
+        if (Date.now() > deadline) {
+          const tails = keepers.map((k) => `--- ${k.name}\n${k.tail()}`);
+          throw new Error(`${what}: not within ${timeoutMs} ms\n${tails.join('\n')}`);
+        }
+        await new Promise((done) => setTimeout(done, 250));
       }
-      if (Date.now() > deadline) {
-        const tails = keepers.map((k) => `--- ${k.name}\n${k.tail()}`);
-        throw new Error(`${what}: not within ${timeoutMs} ms\n${tails.join('\n')}`);
-      }
-      await new Promise((done) => setTimeout(done, 250));
-    }
-  };
+    };
 
-  await until('the monitor answers', async () => {
+    await until('the monitor answers', async () => {
+      await run(
+        'psql',
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(monitorPort),
+          '-U',
+          'postgres',
+          '-d',
+          'pg_auto_failover',
+          '-c',
+          'select 1',
+        ],
+        { env },
+      );
+      return true;
+    });
+    // One -c each: psql runs a -c of several statements as one transaction, where ALTER SYSTEM may not run.
+    const settings = Object.entries(MONITOR_SETTINGS).flatMap(([name, value]) => [
+      '-c',
+      `ALTER SYSTEM SET ${name} = '${value}'`,
+    ]);
     await run(
       'psql',
       [
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(monitorPort),
-        '-U',
-        'postgres',
-        '-d',
-        'pg_auto_failover',
-        '-c',
-        'select 1',
+        ...['-h', '127.0.0.1', '-p', String(monitorPort), '-U', 'postgres', '-d', 'pg_auto_failover'],
+        ...['-v', 'ON_ERROR_STOP=1', ...settings, '-c', 'SELECT pg_reload_conf()'],
       ],
       { env },
     );
-    return true;
-  });
-  // One -c each: psql runs a -c of several statements as one transaction, where ALTER SYSTEM may not run.
-  const settings = Object.entries(MONITOR_SETTINGS).flatMap(([name, value]) => [
-    '-c',
-    `ALTER SYSTEM SET ${name} = '${value}'`,
-  ]);
-  await run(
-    'psql',
-    [
-      ...['-h', '127.0.0.1', '-p', String(monitorPort), '-U', 'postgres', '-d', 'pg_auto_failover'],
-      ...['-v', 'ON_ERROR_STOP=1', ...settings, '-c', 'SELECT pg_reload_conf()'],
-    ],
-    { env },
-  );
 
-  const nodes: { name: string; port: number }[] = [];
-  for (const name of ['node1', 'node2']) {
-    const port = await freePort();
-    const pgdata = join(dir, name);
-    const quorum = name === 'node1' || options.synchronous ? 'true' : 'false';
-    spawnKeeper(name, pgdata, port, [
-      ...['create', 'postgres', '--pgdata', pgdata, '--pgport', String(port), '--name', name],
-      ...['--monitor', monitorUrl, '--dbname', options.dbname, '--replication-quorum', quorum],
-      ...common,
-    ]);
-    nodes.push({ name, port });
-    const wanted = name === 'node1' ? ['single'] : ['primary', 'secondary'];
-    await until(`${name} joins`, async () => {
-      const now = await states();
-      return wanted.every((state) => now.some((node) => node.reported === state && node.assigned === state));
-    });
-    options.log(
-      `${name} on port ${port}: ${(await states()).map((n) => `${n.name} ${n.reported}`).join(', ')}`,
-    );
-  }
+    const nodes: { name: string; port: number }[] = [];
+    for (const name of ['node1', 'node2']) {
+      const port = await freePort();
+      const pgdata = join(dir, name);
+      const quorum = name === 'node1' || options.synchronous ? 'true' : 'false';
+      spawnKeeper(name, pgdata, port, [
+        ...['create', 'postgres', '--pgdata', pgdata, '--pgport', String(port), '--name', name],
+        ...['--monitor', monitorUrl, '--dbname', options.dbname, '--replication-quorum', quorum],
+        ...common,
+      ]);
+      nodes.push({ name, port });
+      const wanted = name === 'node1' ? ['single'] : ['primary', 'secondary'];
+      await until(`${name} joins`, async () => {
+        const now = await states();
+        if (name !== 'node1') {
+          // The standby's base backup waits for a checkpoint, which pg_autoctl does not ask to be fast:
+          // a spread one takes most of checkpoint_timeout. A CHECKPOINT on the primary ends it at once.
+          await run(
+            'psql',
+            [
+              '-h',
+              '127.0.0.1',
+              '-p',
+              String(nodes[0]!.port),
+              '-U',
+              'postgres',
+              '-d',
+              options.dbname,
+              '-c',
+              'CHECKPOINT',
+            ],
+            { env },
+          );
+        }
+        return wanted.every((state) =>
+          now.some((node) => node.reported === state && node.assigned === state),
+        );
+      });
+      options.log(
+        `${name} on port ${port}: ${(await states()).map((n) => `${n.name} ${n.reported}`).join(', ')}`,
+      );
+    }
 
-  const hosts = nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
-  const databaseUrl = `postgres://postgres@${hosts}/${options.dbname}?target_session_attrs=read-write`;
+    const hosts = nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
+    const databaseUrl = `postgres://postgres@${hosts}/${options.dbname}?target_session_attrs=read-write`;
 
-  const postmasterPid = (keeper: Keeper) =>
-    Number(readFileSync(join(keeper.pgdata, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
-  const keeperOf = (name: string) => {
-    const keeper = keepers.find((k) => k.name === name);
-    assert.ok(keeper, `no node ${name}`);
-    return keeper;
-  };
+    const postmasterPid = (keeper: Keeper) =>
+      Number(readFileSync(join(keeper.pgdata, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+    const keeperOf = (name: string) => {
+      const keeper = keepers.find((k) => k.name === name);
+      assert.ok(keeper, `no node ${name}`);
+      return keeper;
+    };
 
-  return {
-    databaseUrl,
-    states,
-    async primary() {
-      const now = await states();
-      return now.find((n) => ['primary', 'wait_primary'].includes(n.reported) && n.reported === n.assigned);
-    },
-    async killNode(name) {
-      const keeper = keeperOf(name);
-      const postmaster = postmasterPid(keeper);
-      const exited = new Promise((done) => keeper.child.once('exit', done));
-      killGroup(keeper, 'SIGKILL');
-      try {
-        process.kill(postmaster, 'SIGKILL');
-      } catch {
-        // It went with its keeper's group.
-      }
-      await exited;
-    },
-    async freezeReplication(name) {
-      const keeper = keeperOf(name);
-      const { stdout } = await run('pgrep', ['-f', `postgres: .*walsender`]);
-      const postmaster = postmasterPid(keeper);
-      const senders: number[] = [];
-      for (const pid of stdout.split('\n').filter(Boolean).map(Number)) {
-        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        if (new RegExp(`^PPid:\\s+${postmaster}$`, 'm').test(status)) senders.push(pid);
-      }
-      for (const pid of senders) process.kill(pid, 'SIGSTOP');
-      return senders.length;
-    },
-    async stop() {
-      for (const keeper of keepers.reverse()) {
-        if (keeper.child.exitCode !== null || keeper.child.signalCode !== null) continue;
+    return {
+      databaseUrl,
+      states,
+      async primary() {
+        const now = await states();
+        return now.find((n) => ['primary', 'wait_primary'].includes(n.reported) && n.reported === n.assigned);
+      },
+      async killNode(name) {
+        const keeper = keeperOf(name);
+        const postmaster = postmasterPid(keeper);
         const exited = new Promise((done) => keeper.child.once('exit', done));
-        killGroup(keeper, 'SIGTERM');
-        const timer = setTimeout(() => killGroup(keeper, 'SIGKILL'), 15_000);
+        killGroup(keeper, 'SIGKILL');
+        try {
+          process.kill(postmaster, 'SIGKILL');
+        } catch {
+          // It went with its keeper's group.
+        }
         await exited;
-        clearTimeout(timer);
-      }
-      // A frozen WAL sender or a postmaster left by a killed keeper: nothing outlives the drill.
-      killAll();
-      process.off('exit', killAll);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+      },
+      async freezeReplication(name) {
+        const keeper = keeperOf(name);
+        const { stdout } = await run('pgrep', ['-f', `postgres: .*walsender`]);
+        const postmaster = postmasterPid(keeper);
+        const senders: number[] = [];
+        for (const pid of stdout.split('\n').filter(Boolean).map(Number)) {
+          const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+          if (new RegExp(`^PPid:\\s+${postmaster}$`, 'm').test(status)) senders.push(pid);
+        }
+        for (const pid of senders) process.kill(pid, 'SIGSTOP');
+        return senders.length;
+      },
+      async stop() {
+        for (const keeper of keepers.reverse()) {
+          if (keeper.child.exitCode !== null || keeper.child.signalCode !== null) continue;
+          const exited = new Promise((done) => keeper.child.once('exit', done));
+          killGroup(keeper, 'SIGTERM');
+          const timer = setTimeout(() => killGroup(keeper, 'SIGKILL'), 15_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        // A frozen WAL sender or a postmaster left by a killed keeper: nothing outlives the drill.
+        killAll();
+        process.off('exit', killAll);
+        if (!process.env.DRILL_KEEPER_LOGS) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    // Nothing of a cluster that did not come up outlives the drill (its files kept with DRILL_KEEPER_LOGS).
+    killAll();
+    process.off('exit', killAll);
+    if (!process.env.DRILL_KEEPER_LOGS) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
