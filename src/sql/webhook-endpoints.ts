@@ -200,10 +200,12 @@ export async function rotateSecret(
 
 /**
  * Moves a stream to a position and drops the delivery under way: an attempt still in flight finds
- * its delivery gone and records nothing (src/sql/webhook-streams.ts).
+ * its delivery gone and records nothing (src/sql/webhook-streams.ts). A new origin: the position may
+ * go back, on purpose, and no instance takes that for history the database lost (migration 018).
  */
 const REPLAY = `UPDATE webhook_streams SET
   position_xid = $4::xid8, position_key = $5::text[], position_t = $6::int8, generation = $7,
+  position_origin = gen_random_uuid(),
   pending_id = NULL, pending_xid = NULL, pending_key = NULL, pending_count = NULL, pending_t = NULL,
   failures = 0, next_attempt_at = now()
 WHERE tenant_id = $1 AND endpoint_id = $2 AND resource = $3

@@ -53,6 +53,8 @@ export interface ClaimedStream {
   position_key: string[] | null;
   position_t: string | null;
   generation: number;
+  /** Which setting of the position this is (migration 018): a replay, or the stream made anew, changes it. */
+  position_origin: string;
   pending_id: string | null;
   pending_xid: string | null;
   pending_key: string[] | null;
@@ -93,7 +95,7 @@ UPDATE webhook_streams s SET holder = $1, held_until = now() + make_interval(sec
 FROM due, webhook_endpoints e
 WHERE s.endpoint_id = due.endpoint_id AND s.resource = due.resource AND e.id = s.endpoint_id
 RETURNING s.endpoint_id, s.resource, s.tenant_id, s.position_xid::text, s.position_key, s.position_t::text,
-  s.generation, s.pending_id, s.pending_xid::text, s.pending_key, s.pending_count, s.pending_t::text, s.failures,
+  s.generation, s.position_origin::text, s.pending_id, s.pending_xid::text, s.pending_key, s.pending_count, s.pending_t::text, s.failures,
   e.url, e.batch_size, e.secret,
   CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret, due.interrupted`;
 
