@@ -9,7 +9,7 @@ import {
 import type { Queryable } from '../db/database.js';
 import { encodeCursor } from '../feed/cursor.js';
 import { readFeedPage } from '../feed/page-reader.js';
-import { feedResourceNamed } from '../resources/feed.js';
+import { type FeedResource, feedResourceNamed } from '../resources/feed.js';
 import {
   beginDelivery,
   type ClaimedStream,
@@ -22,8 +22,10 @@ import {
   renewDelivery,
 } from '../sql/webhook-streams.js';
 import { recordInterrupted, renewStream } from '../sql/webhook-takeover.js';
+import { disableIfWentBack } from '../sql/webhook-went-back.js';
 import type { AddressRules, Resolve } from './addresses.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
+import { DeliveredPositions } from './delivered-positions.js';
 import { DISABLE_AFTER_MS, retryDelaySeconds } from './retry-schedule.js';
 import { openSecret } from './secret-sealing.js';
 import { deliveryHeaders, newMessageId } from './signature.js';
@@ -84,6 +86,12 @@ export interface DeliveryCounters {
 export const RESTORED_REASON =
   'The database was restored to an earlier point: replay from a cursor you hold, or from the start';
 export const RENUMBERED_REASON = 'The change feed was renumbered after a restore: replay from the start';
+/**
+ * Why an endpoint is disabled when its stored position went back behind one this instance recorded
+ * as delivered (docs/decisions/0146-webhook-position-went-back.md).
+ */
+export const wentBackReason = (resource: string) =>
+  `Deliveries of ${resource} that the database had recorded were lost with it (a failover to a standby that lagged, or a restore to an earlier point), and going on would send them again: replay ${resource} after the last cursor you took (or from the start), then set the endpoint active`;
 
 /** The delivery work, and what tests need of it. */
 export interface WebhookDeliveries extends BackgroundWork {
@@ -102,6 +110,7 @@ export function webhookDeliveries(
   log?: { warn(details: object, message: string): void },
 ): WebhookDeliveries {
   const random = settings.random ?? Math.random;
+  const delivered = new DeliveredPositions();
 
   /**
    * An endpoint that started failing, or was disabled: told once, by the turn whose statement made it
@@ -143,10 +152,35 @@ export function webhookDeliveries(
     }
   }
 
+  /**
+   * The stream's stored position is behind one this instance recorded as delivered, with no replay
+   * since: the database went back and lost those records' deliveries. Sending on from it would send
+   * them again under new webhook-ids; the endpoint is disabled with the reason instead, and its
+   * delivered position forgotten, so that setting it active goes on from the stored one (issue #41,
+   * docs/decisions/0146-webhook-position-went-back.md).
+   */
+  async function wentBack(stream: ClaimedStream, feed: FeedResource): Promise<boolean> {
+    const position = delivered.mayBeBehind(stream);
+    if (!position) return false;
+    const reason = wentBackReason(stream.resource);
+    const found = await disableIfWentBack(db, feed, stream, position, reason);
+    if (found.disabled) {
+      delivered.forget(stream);
+      told(stream, 'disabled', { reason, storedXid: stream.position_xid, deliveredXid: position.xid });
+    }
+    return found.behind;
+  }
+
+  /** A delivery recorded: the stream's position is `end` now, under the origin the turn claimed. */
+  function recorded(stream: ClaimedStream, end: { xid: string; key: string[] }, generation: number): void {
+    delivered.remember(stream, { origin: stream.position_origin, generation, xid: end.xid, key: end.key });
+  }
+
   async function turnHeld(claimed: ClaimedStream, lease: KeptLease): Promise<boolean> {
     let stream = claimed;
     const feed = feedResourceNamed(stream.resource);
     if (!feed) return false;
+    if (await wentBack(stream, feed)) return false;
     if (stream.interrupted) {
       // Its last holder stopped during an attempt: that attempt is listed, and this one repeats it
       // (docs/decisions/0142-interrupted-attempt-listed.md).
@@ -211,6 +245,7 @@ export function webhookDeliveries(
           release: false,
         });
         if (!moved) return false;
+        recorded(stream, end, generation);
       } else {
         const next = encodeCursor(stream.resource, { xid: end.xid, key: end.key }, end.t, generation);
         const body = `{"type":"changes","resource":${JSON.stringify(stream.resource)},"data":${read.data},"next":${JSON.stringify(next)}}`;
@@ -259,6 +294,7 @@ export function webhookDeliveries(
           release: caughtUp,
         });
         if (!now.moved) return false;
+        recorded(stream, end, generation);
         if (caughtUp) return true;
         if (now.status !== 'active') return false;
         // The endpoint as it is now: a PATCH or a rotation during the turn applies from the next delivery.
