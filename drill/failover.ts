@@ -477,13 +477,17 @@ async function main(): Promise<void> {
   const webhooksBack = firstWebhook ? (firstWebhook.receivedAt - killAt) / 1000 : Number.NaN;
   rows.push(['kill -> standby promoted (monitor)', seconds(promotedAt - killAt)]);
   rows.push(['kill -> first write accepted', `${writesBack.toFixed(1)} s (goal ${WRITES_BACK_GOAL_S} s)`]);
+  // An endpoint disabled for lost history waits for its integrator's replay: no time to take.
   rows.push([
     'kill -> first webhook of a change after the kill',
-    `${webhooksBack.toFixed(1)} s (goal ${WEBHOOKS_BACK_GOAL_S} s)`,
+    disabledForLostHistory
+      ? 'none: the endpoint is disabled until its integrator replays'
+      : `${webhooksBack.toFixed(1)} s (goal ${WEBHOOKS_BACK_GOAL_S} s)`,
   ]);
   if (!(writesBack <= WRITES_BACK_GOAL_S)) problems.push(`writes came back after ${writesBack.toFixed(1)} s`);
-  if (!(webhooksBack <= WEBHOOKS_BACK_GOAL_S))
+  if (!disabledForLostHistory && !(webhooksBack <= WEBHOOKS_BACK_GOAL_S)) {
     problems.push(`webhooks came back after ${webhooksBack.toFixed(1)} s`);
+  }
 
   console.log('\n| check | result |\n|---|---|');
   for (const [check, result] of rows) console.log(`| ${check} | ${result} |`);
