@@ -10,13 +10,13 @@ import type { RateLimitStore, WindowClock, WindowCount } from './rate-limit-stor
  * A statement per request would cost every request a round trip, so an instance claims quota
  * leases: a block of leaseSize(limit) hits of a key at a time (more when more of its requests are
  * waiting), served from memory. The guarantee: instances sharing one PostgreSQL never admit more than
- * `limit` requests of a key per window in total (while it takes writes: LocalCount below). What is given up: a key near its limit may be
- * refused up to leaseSize(limit) - 1 requests early for each other instance holding part of a block,
- * and the counts one instance shows (RateLimit-Remaining) do not include requests another instance
- * serves from a block it already holds. Kept for its measured gain: about 2 ms of the 4.5 ms of a
- * limit=100 page (docs/decisions/0045-rate-limit-quota-leases.md); test/http/rate-limit.test.ts
- * checks it admits what exact counting
- * does, never more.
+ * `limit` requests of a key per window in total, while the database takes writes (LocalCount below).
+ * What is given up: a key near its limit may be refused up to leaseSize(limit) - 1 requests early for
+ * each other instance holding part of a block, and the counts one instance shows (RateLimit-Remaining)
+ * do not include requests another instance serves from a block it already holds. Kept for its
+ * measured gain: about 2 ms of the 4.5 ms of a limit=100 page
+ * (docs/decisions/0045-rate-limit-quota-leases.md); test/http/rate-limit.test.ts checks it admits
+ * what exact counting does, never more.
  */
 
 /**

@@ -8,7 +8,7 @@ import { sqlState } from '../db/failures.js';
  */
 export function logDatabaseUnavailable(log: FastifyBaseLogger, error: unknown): void {
   log.warn(
-    { code: sqlState(error) ?? (error as { code?: unknown } | null)?.code, reason: (error as Error).message },
+    { code: sqlState(error), reason: (error as Error).message },
     'database unavailable: answered to come back',
   );
 }
