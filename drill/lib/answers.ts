@@ -1,3 +1,5 @@
+import { type Answer, httpTransport } from '../../kit/transport.js';
+
 /*
  * Every request the drill's clients send goes through `call`, which keeps what came back: the checks
  * of the answers given while no primary takes writes read this log.
@@ -20,12 +22,6 @@ export interface LoggedAnswer {
   message: string;
 }
 
-export interface Answer {
-  status: number;
-  headers: Headers | undefined;
-  body: unknown;
-}
-
 export const answers: LoggedAnswer[] = [];
 
 function messageOf(body: unknown, text: string): string {
@@ -38,7 +34,7 @@ function messageOf(body: unknown, text: string): string {
   return text.slice(0, 200);
 }
 
-/** One request to an instance; never throws for a failed request (status 0). */
+/** One request to an instance over the kit's HTTP transport, kept in `answers`; status 0: no answer. */
 export async function call(
   baseUrl: string,
   family: Family,
@@ -48,36 +44,25 @@ export async function call(
   body?: unknown,
 ): Promise<Answer> {
   const sentAt = Date.now();
-  try {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // Not JSON: kept as text.
-    }
-    answers.push({
-      sentAt,
-      at: Date.now(),
-      family,
-      method,
-      path,
-      status: response.status,
-      retryAfter: response.headers.get('retry-after'),
-      message: response.ok ? '' : messageOf(parsed, text),
-    });
-    return { status: response.status, headers: response.headers, body: parsed };
-  } catch (error) {
-    const message = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
-    answers.push({ sentAt, at: Date.now(), family, method, path, status: 0, retryAfter: null, message });
-    return { status: 0, headers: undefined, body: message };
-  }
+  const answer = await httpTransport(baseUrl).send({
+    method,
+    path,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    timeoutMs: 30_000,
+  });
+  const ok = answer.status >= 200 && answer.status < 300;
+  answers.push({
+    sentAt,
+    at: Date.now(),
+    family,
+    method,
+    path,
+    status: answer.status,
+    retryAfter: answer.headers['retry-after'] ?? null,
+    message: ok ? '' : messageOf(answer.body, answer.text),
+  });
+  return answer;
 }
 
 export const CONTRACT_DATABASE_MESSAGE = 'Error connecting to database';

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../kit/free-port.js';
+import { until } from './until.js';
 
 /*
  * A PostgreSQL 15 primary and a standby under pg_auto_failover (Debian's postgresql-15-auto-failover
@@ -169,23 +170,17 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
         assigned: row.assigned_group_state,
       }));
     };
-    const until = async (what: string, ok: () => Promise<boolean>, timeoutMs = 120_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        try {
-          if (await ok()) return;
-        } catch {
-          // The monitor not up yet.
-        }
-        if (Date.now() > deadline) {
-          const tails = keepers.map((k) => `--- ${k.name}\n${k.tail()}`);
-          throw new Error(`${what}: not within ${timeoutMs} ms\n${tails.join('\n')}`);
-        }
-        await new Promise((done) => setTimeout(done, 250));
+    // Until ok() holds (its failures: the monitor not up yet); the keepers' last words when it never does.
+    const whenReady = async (what: string, ok: () => Promise<boolean>) => {
+      try {
+        await until(what, async () => ((await ok().catch(() => false)) ? true : undefined), 120_000, 250);
+      } catch (error) {
+        const tails = keepers.map((k) => `--- ${k.name}\n${k.tail()}`);
+        throw new Error(`${(error as Error).message}\n${tails.join('\n')}`);
       }
     };
 
-    await until('the monitor answers', async () => {
+    await whenReady('the monitor answers', async () => {
       await run(
         'psql',
         [
@@ -230,7 +225,7 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
       ]);
       nodes.push({ name, port });
       const wanted = name === 'node1' ? ['single'] : ['primary', 'secondary'];
-      await until(`${name} joins`, async () => {
+      await whenReady(`${name} joins`, async () => {
         const now = await states();
         if (name !== 'node1') {
           // The standby's base backup waits for a checkpoint, which pg_autoctl does not ask to be fast:

@@ -87,7 +87,7 @@ async function sendUntilAnswered(
     const comeBack =
       answer.status === 0 || answer.status >= 500 || answer.status === 409 || answer.status === 429;
     if (!comeBack) {
-      const replayed = answer.headers?.get('idempotent-replayed') === 'true';
+      const replayed = answer.headers['idempotent-replayed'] === 'true';
       return { status: answer.status, body: answer.body, attempts: attempt, replayed };
     }
     await new Promise((done) => setTimeout(done, RETRY_MS));

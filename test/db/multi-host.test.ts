@@ -315,6 +315,33 @@ describe('a multi-host DATABASE_URL on PostgreSQL', {
       },
     );
 
+    // A stand-in within its life is used again; one left idle past it is ended when next taken.
+    const kept = openPostgres({
+      connectionString: multiHostUrl(scratch.name, [gone, hosts[0]!], '?target_session_attrs=read-write'),
+      poolSize: 1,
+      standInLifeMs: 300,
+    });
+    after(() => kept.close());
+    // Which connection serves a transaction: its client port as PgBouncer lists it while the
+    // transaction holds it (the server's backend is PgBouncer's to share: pg_backend_pid cannot tell).
+    const adminUrl = bouncer.url(serverUrl!.replace(/\/[^/?]*(\?|$)/, '/pgbouncer$1'));
+    const connection = () =>
+      kept.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        const admin = new pg.Client({ connectionString: adminUrl });
+        await admin.connect();
+        try {
+          const { rows } = await admin.query('SHOW CLIENTS');
+          return JSON.stringify(rows.filter((row) => row.database === scratch.name).map((row) => row.port));
+        } finally {
+          await admin.end();
+        }
+      });
+    const first = await connection();
+    assert.equal(await connection(), first, 'the same stand-in within its life');
+    await new Promise((done) => setTimeout(done, 400));
+    assert.notEqual(await connection(), first, 'past its life, a new connection');
+
     // No host up: a connection error that names each host and why it was passed over (both refused
     // the same way: that code, as one host's would be).
     const goneToo = `127.0.0.1:${await freePort()}`;
