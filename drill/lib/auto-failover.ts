@@ -85,8 +85,12 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
   );
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'sfa-drill-'));
+  // The keepers connect to their own servers as the OS user that ran initdb: a PGUSER, PGDATABASE or
+  // PGPORT of the calling shell (CI exports PGUSER=root for the machine's PostgreSQL) would point them
+  // at a role or a server of someone else.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PG')));
   const env = {
-    ...process.env,
+    ...inherited,
     XDG_CONFIG_HOME: join(dir, 'config'),
     XDG_DATA_HOME: join(dir, 'data'),
     XDG_RUNTIME_DIR: join(dir, 'runtime'),
