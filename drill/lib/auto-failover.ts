@@ -88,7 +88,9 @@ export async function startCluster(options: ClusterOptions): Promise<FailoverClu
   // The keepers connect to their own servers as the OS user that ran initdb: a PGUSER, PGDATABASE or
   // PGPORT of the calling shell (CI exports PGUSER=root for the machine's PostgreSQL) would point them
   // at a role or a server of someone else.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PG')));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('PG')),
+  );
   const env = {
     ...inherited,
     XDG_CONFIG_HOME: join(dir, 'config'),
