@@ -12,6 +12,7 @@ import type { Database } from './db/database.js';
 import { assertDatabaseWritable } from './db/readiness.js';
 import { servedGeneration } from './feed/generation.js';
 import { FEED_WATCH_EVERY_MS, FeedStallWatch } from './feed/stall-watch.js';
+import { installActivityRecording } from './http/activity-recording.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
@@ -30,6 +31,7 @@ import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { operationsRoutes } from './routes/operations-schemas.js';
 import { createAuth } from './routes/token/auth-routes.js';
+import { registerActivityRoutes } from './routes/v1/activity-routes.js';
 import { registerDeliveryStateRoutes } from './routes/v1/delivery-state-routes.js';
 import { registerJobRoutes } from './routes/v1/job-routes.js';
 import { registerReadRoutes } from './routes/v1/read-routes.js';
@@ -217,6 +219,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   installGracefulClose(app);
   installSecurityHeaders(app);
+  // Before compression's hooks: it reads the answer's text (a refused request's first problems).
+  installActivityRecording(app, options.db);
   // Before any route: the plugin hooks each route as it is added
   // (docs/decisions/0112-compression-only-when-asked.md).
   await app.register(fastifyCompress, {
@@ -300,6 +304,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     idempotency,
     jobQueued: () => background.nudge('jobs'),
   });
+  registerActivityRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerDocs(app);
   return app;
 }

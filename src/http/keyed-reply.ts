@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database, Transaction } from '../db/database.js';
+import { type Database, type Transaction, withRetry } from '../db/database.js';
 import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
+import { isRecordedWrite, markRecorded, recordInTransaction } from './activity-recording.js';
 import { problemOf } from './domain-problems.js';
 import { idempotencyKeyOf, requestHash } from './idempotency-key-hook.js';
 import type { HttpProblem } from './problems.js';
@@ -15,6 +16,9 @@ export function problemAnswer(problem: HttpProblem): Answer {
   return { status: problem.statusCode, body: JSON.stringify(problem.body()) };
 }
 
+/** The works of refusedWork: they write nothing, so they need no transaction of their own. */
+const refusals = new WeakSet<object>();
+
 /**
  * The work of a request refused while `prepare` checked it: a 400 of the domain (an array rule, invalid
  * items) is an answer like any other, kept for a key; any other error is thrown on.
@@ -23,31 +27,53 @@ export function refusedWork(error: unknown): () => Promise<Answer> {
   const problem = problemOf(error);
   if (problem?.statusCode !== 400) throw error;
   const answer = problemAnswer(problem);
-  return async () => answer;
+  const work = async () => answer;
+  refusals.add(work);
+  return work;
 }
 
 /**
  * Answers a POST that may carry an Idempotency-Key (extensions.md 8). `prepare` checks the request
- * and gives the work that writes and answers. Without a key, that work runs as it always did (tx
- * undefined: it writes on its own). With one, it runs once per key: inside the transaction that keeps
- * its answer, or not at all when the answer is replayed. `body`: the request's bytes, part of what
- * "the same request" means.
+ * and gives the work that writes and answers. Without a key, that work runs in a transaction of its
+ * own (retried whole on deadlock) beside the request's activity row (src/http/activity-recording.ts).
+ * With one, it runs once per key: inside the transaction that keeps its answer and records the
+ * activity, or not at all when the answer is replayed. A refusal found by `prepare` writes nothing
+ * and opens no transaction (tx undefined). `body`: the request's bytes, part of what "the same
+ * request" means.
  */
 export async function answerRequest(
   request: FastifyRequest,
+  reply: FastifyReply,
   db: Database,
   settings: IdempotencySettings,
   body: Buffer | undefined,
   prepare: () => Promise<(tx: Transaction | undefined) => Promise<Answer>>,
 ): Promise<{ answer: Answer; replayed: boolean }> {
+  const record = (tx: Transaction, answer: Answer) =>
+    recordInTransaction(request, tx, answer, reply.elapsedTime);
   const key = idempotencyKeyOf(request);
-  if (key === undefined) return { answer: await (await prepare())(undefined), replayed: false };
+  if (key === undefined) {
+    const work = await prepare();
+    if (refusals.has(work) || !isRecordedWrite(request))
+      return { answer: await work(undefined), replayed: false };
+    const answer = await withRetry(() =>
+      db.transaction(async (tx) => {
+        const answer = await work(tx);
+        await record(tx, answer);
+        return answer;
+      }),
+    );
+    markRecorded(request);
+    return { answer, replayed: false };
+  }
   const keyed = {
     tenantId: request.tenantId,
     key,
     requestHash: requestHash(request.method, request.url, body),
   };
-  return answerOnce(db, keyed, settings, prepare);
+  const answered = await answerOnce(db, keyed, settings, prepare, record);
+  if (!answered.replayed) markRecorded(request);
+  return answered;
 }
 
 /**
@@ -57,6 +83,7 @@ export async function answerRequest(
  */
 export function answerKeyedPost(
   request: FastifyRequest,
+  reply: FastifyReply,
   db: Database,
   settings: IdempotencySettings,
   body: Buffer | undefined,
@@ -71,7 +98,7 @@ export function answerKeyedPost(
     }
     return (tx: Transaction | undefined) => work(tx ?? db);
   };
-  return answerRequest(request, db, settings, body, prepare);
+  return answerRequest(request, reply, db, settings, body, prepare);
 }
 
 /** Sends an answer's exact text; a replay says so (Idempotent-Replayed: true). */

@@ -46,7 +46,8 @@ function replay(kept: { requestHash: string; status: number; body: string }, req
  * no connection is held meanwhile, and a replay never pays it), then, in one transaction: the key's
  * advisory lock (409 while another transaction holds it), a second look for a kept answer (one may
  * have committed since the first), the prepared work, which writes through the transaction it is
- * given, and its answer, kept unless it throws (a 5xx is thrown, so never kept). A crash anywhere
+ * given, what `alongside` records of it (the activity), and its answer, kept unless it throws (a 5xx
+ * is thrown, so never kept). A crash anywhere
  * before COMMIT leaves neither. `replayed` says whether the answer is a kept one.
  */
 export async function answerOnce(
@@ -54,6 +55,7 @@ export async function answerOnce(
   request: KeyedRequest,
   settings: IdempotencySettings,
   prepare: () => Promise<(tx: Transaction) => Promise<Answer>>,
+  alongside?: (tx: Transaction, answer: Answer) => Promise<void>,
 ): Promise<{ answer: Answer; replayed: boolean }> {
   const { tenantId, key } = request;
   const id = `${tenantId}\u0000${key}`;
@@ -76,6 +78,7 @@ export async function answerOnce(
       const committed = await keptAnswer(tx, tenantId, key);
       if (committed) return { answer: replay(committed, request), replayed: true };
       const answer = await work(tx);
+      await alongside?.(tx, answer);
       await keepAnswer(
         tx,
         tenantId,

@@ -2,6 +2,7 @@ import { MAX_BATCH_ITEMS } from '../resources/batch-resource.js';
 import { batchResources } from '../resources/index.js';
 import { DELIVERY_SCHEDULE } from '../routes/v1/webhook-schemas.js';
 import { PACKAGE } from '../version.js';
+import { activityPaths, activitySchemas } from './activity-paths.js';
 import { batchCreatedSchema, batchInputSchemas, batchPaths } from './batch-paths.js';
 import { changesPath, changesSchemas } from './changes-path.js';
 import { errorResponses, errorSchemas } from './errors.js';
@@ -53,6 +54,11 @@ export function buildOpenApiDocument(): OpenApiObject {
         description:
           'Files of any size, CSV or NDJSON, sent in parts: checked whole by the batch rules, then written resumably in the background.',
       },
+      {
+        name: 'Activity',
+        description:
+          "What the tenant's integration did: its write requests of the last 7 days, and its data at a glance.",
+      },
       { name: 'Operations', description: 'Liveness and readiness, without credentials.' },
     ],
     paths: {
@@ -62,6 +68,7 @@ export function buildOpenApiDocument(): OpenApiObject {
       ...batchPaths(batchResources),
       ...webhookPaths(),
       ...jobPaths(),
+      ...activityPaths(),
       ...operationsPaths,
     },
     webhooks: webhookDeliveries(),
@@ -78,6 +85,7 @@ export function buildOpenApiDocument(): OpenApiObject {
         ...tokenSchemas,
         ...webhookSchemas(),
         ...jobSchemas(),
+        ...activitySchemas(),
       },
       responses: errorResponses,
     },

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test';
 import { tenantClient } from '../../kit/tenant-client.js';
 import { injectTransport } from '../../kit/transport.js';
 import { buildApp } from '../../src/app.js';
-import type { Database, Queryable } from '../../src/db/database.js';
+import { type Database, inTransaction, type Queryable, type Transaction } from '../../src/db/database.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { testAuthConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
@@ -35,7 +35,9 @@ function around(db: Database, steps: { before?: Step; after?: Step }): Database 
   });
   return Object.assign(Object.create(db) as Database, {
     ...wrap(db),
-    transaction: <T>(work: (tx: Queryable) => Promise<T>) => db.transaction((tx) => work(wrap(tx))),
+    // Its savepoints too are statements of the wrapped transaction.
+    transaction: <T>(work: (tx: Transaction) => Promise<T>) =>
+      db.transaction((tx) => work(inTransaction(wrap(tx)))),
   });
 }
 
@@ -56,7 +58,10 @@ async function tenantOn(db: Database, served: Database) {
   return { client, tenantId: tenant.tenantId, product };
 }
 
-for (const backend of backends()) {
+// PostgreSQL only: each race needs another transaction to commit between two statements of the
+// batch's, which runs in one transaction with its activity row (src/http/keyed-reply.ts); PGlite's
+// one connection runs transactions one after another.
+for (const backend of backends().filter((b) => b.name === 'postgres')) {
   describe(`references committed while a batch is written, on ${backend.name}`, () => {
     test('the write refused a product committed right after it: written again, 201', async () => {
       const db = await backend.db();

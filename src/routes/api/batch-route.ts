@@ -10,6 +10,7 @@ import type { CheckedBatch } from '../../batch/check-block.js';
 import { answerChecked, type BatchResult } from '../../batch/write-block.js';
 import { checkBatchBody } from '../../body-threads/batch-worker-pool.js';
 import type { Database, Transaction } from '../../db/database.js';
+import { noteActivity } from '../../http/activity-recording.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import {
@@ -124,11 +125,15 @@ export function registerBatchRoute(
         }
         return async (tx: Transaction | undefined): Promise<Answer> => {
           result = await answerChecked({ db: deps.db, tx }, request.tenantId, resource, checked, options);
+          if (result.kind === 'done') {
+            const { created, updated, ignored } = result.counts;
+            noteActivity(request, { items: created + updated + ignored, created, updated, ignored });
+          }
           return batchAnswer(resource, result, options);
         };
       };
       const bytes = body instanceof RawJson ? body.bytes : undefined;
-      const run = () => answerRequest(request, deps.db, settings, bytes, prepare);
+      const run = () => answerRequest(request, reply, deps.db, settings, bytes, prepare);
       const ticket = tickets.get(request);
       const { answer, replayed } = await (ticket ? ticket.run(run) : run());
       const done = result as BatchResult | undefined;

@@ -165,7 +165,7 @@ function registerDeliveryStateRoute<T>(
         };
       };
       const bytes = body instanceof RawJson ? body.bytes : undefined;
-      const { answer, replayed } = await answerRequest(request, deps.db, settings, bytes, prepare);
+      const { answer, replayed } = await answerRequest(request, reply, deps.db, settings, bytes, prepare);
       // After the commit: the upkeep may VACUUM, which no transaction may hold.
       if (!replayed && changed > 0) await noteDeliveriesChanged(deps.db, changed);
       return sendAnswer(reply, answer, replayed);

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Database, Transaction } from '../../db/database.js';
 import { parseJsonBytes } from '../../fields/json-text.js';
 import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
@@ -75,11 +75,12 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
 
   const answerPost = (
     request: FastifyRequest,
+    reply: FastifyReply,
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
-  ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
+  ) => answerKeyedPost(request, reply, db, deps.idempotency, bytesOf(request), check);
 
   app.post(JOBS_PATH, { ...keyed, schema: declared.create.schema }, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
+    const { answer, replayed } = await answerPost(request, reply, async () => {
       let body: unknown;
       try {
         body = request.body instanceof RawJson ? parseJsonBytes(request.body.bytes) : request.body;
@@ -106,7 +107,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
 
   // A completion's answer is kept for its Idempotency-Key: a retry gets the same 202, not a 409.
   app.post(declared.complete.url, { ...keyed, schema: declared.complete.schema }, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
+    const { answer, replayed } = await answerPost(request, reply, async () => {
       return async (q) => json(202, await finishUpload(q, request.tenantId, idOf(request)));
     });
     if (answer.status === 202 && !replayed) reply.raw.once('finish', deps.jobQueued);
@@ -114,7 +115,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: JobRouteDeps): voi
   });
 
   app.post(declared.abort.url, { ...keyed, schema: declared.abort.schema }, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
+    const { answer, replayed } = await answerPost(request, reply, async () => {
       return async (q) => json(200, await cancelJob(q, request.tenantId, idOf(request)));
     });
     return sendAnswer(reply, answer, replayed);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Database, Transaction } from '../../db/database.js';
 import { parseJsonBytes } from '../../fields/json-text.js';
 import { checkIdempotencyKey } from '../../http/idempotency-key-hook.js';
@@ -78,11 +78,12 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
 
   const answerPost = (
     request: FastifyRequest,
+    reply: FastifyReply,
     check: () => Promise<(q: Database | Transaction) => Promise<Answer>>,
-  ) => answerKeyedPost(request, db, deps.idempotency, bytesOf(request), check);
+  ) => answerKeyedPost(request, reply, db, deps.idempotency, bytesOf(request), check);
 
   app.post(WEBHOOKS_PATH, { ...keyed, schema: declared.create.schema }, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
+    const { answer, replayed } = await answerPost(request, reply, async () => {
       const checked = checkCreate(bodyOf(request));
       if (!checked.ok) throw invalid(checked.errors);
       await checkUrlReachable(checked.value.url, context);
@@ -123,7 +124,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     declared.rotateSecret.url,
     { ...keyed, schema: declared.rotateSecret.schema },
     async (request, reply) => {
-      const { answer, replayed } = await answerPost(request, async () => {
+      const { answer, replayed } = await answerPost(request, reply, async () => {
         const prepared = await prepareWrite(context);
         return async (q) =>
           json(200, await rotateEndpointSecret(q, request.tenantId, idOf(request), prepared));
@@ -133,7 +134,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   );
 
   app.post(declared.replay.url, { ...keyed, schema: declared.replay.schema }, async (request, reply) => {
-    const { answer, replayed } = await answerPost(request, async () => {
+    const { answer, replayed } = await answerPost(request, reply, async () => {
       const body = bodyOf(request) ?? {};
       const generation = await context.generation();
       return async (q) => {
