@@ -104,9 +104,10 @@ describe('a deadlock the service loses is retried', {
         { product_code: a, price: '2.00' },
         { product_code: b, price: '2.00' },
       ]);
-      // The deadlock PostgreSQL counted: one (the server's statistics reach the view within seconds).
+      // PostgreSQL counted the deadlock (its statistics reach the view within seconds): the 201 came
+      // through the retry. At least one: the previous test's can reach the view only now.
       while ((await deadlocks()) === counted) await pause(50);
-      assert.equal(BigInt(await deadlocks()), BigInt(counted) + 1n);
+      assert.ok(BigInt(await deadlocks()) >= BigInt(counted) + 1n);
     });
   }
 });
