@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database, Queryable } from '../db/database.js';
 import type { Answer } from '../idempotency/answer-once.js';
+import { batchResources } from '../resources/index.js';
 import { type ActivityRecord, recordActivity } from '../sql/activity.js';
 import { idempotencyKeyOf } from './idempotency-key-hook.js';
 
@@ -20,10 +21,8 @@ export const PROBLEMS_KEPT = 5;
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** What a route tells about its request beyond what the answer says. */
+/** What a route tells about its request beyond what the answer says: a written batch's counts. */
 export interface ActivityNote {
-  /** The resource written, when the route knows it better than its path (a job's). */
-  resource?: string | undefined;
   items?: number | undefined;
   created?: number | undefined;
   updated?: number | undefined;
@@ -46,7 +45,7 @@ function activityOf(request: FastifyRequest): RequestActivity {
   return activity;
 }
 
-/** Adds what the route knows (counts, the resource) to the request's row. */
+/** Adds what the route knows (a written batch's counts) to the request's row. */
 export function noteActivity(request: FastifyRequest, note: ActivityNote): void {
   Object.assign(activityOf(request), note);
 }
@@ -56,13 +55,13 @@ export function isRecordedWrite(request: FastifyRequest): boolean {
   return request.tenantId !== 0 && WRITE_METHODS.has(request.method);
 }
 
-/** The resource a route's path names: a batch endpoint's, or the family of a /v1 write. */
-function resourceOfPath(routeUrl: string | undefined): string | undefined {
+/** Each batch endpoint's resource, by its route. */
+const BATCH_RESOURCES = new Map(batchResources.map((resource) => [resource.path, resource.name]));
+
+/** The resource a route names: a batch endpoint's (its declaration), or the family of a /v1 write. */
+function resourceOfRoute(routeUrl: string | undefined): string | undefined {
   if (!routeUrl) return undefined;
-  const batch = /^\/api\/([a-z-]+)\/batch-create$/.exec(routeUrl);
-  if (batch) return batch[1];
-  const family = /^\/v1\/(deliveries|webhooks|jobs)(?:\/|$)/.exec(routeUrl);
-  return family?.[1];
+  return BATCH_RESOURCES.get(routeUrl) ?? /^\/v1\/(deliveries|webhooks|jobs)(?:\/|$)/.exec(routeUrl)?.[1];
 }
 
 /** The first problems of an error answer's body (its `errors`), as JSON text; undefined otherwise. */
@@ -99,7 +98,7 @@ function recordOf(
     tenantId: request.tenantId,
     method: request.method,
     path: pathOf(request),
-    resource: activity.resource ?? resourceOfPath(request.routeOptions.url),
+    resource: resourceOfRoute(request.routeOptions.url),
     status,
     durationMs: Math.round(elapsedMs),
     items: activity.items,
