@@ -6,13 +6,18 @@
 // With --if-changed (`npm start`), nothing runs when no input is newer than dist/.built: the same
 // timestamp rule tsc's build mode applies first, without loading the compiler (decision 0140).
 // Paths are the working directory's: npm runs scripts from the project's root.
-import { cpSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildConsole, CONSOLE_INPUTS } from './build-console.mjs';
 
 const STAMP = 'dist/.built';
-/** What a build reads: the sources (migrations too), the compiler's settings, the installed packages. */
-const INPUTS = ['src', 'tsconfig.json', 'package-lock.json'];
+/**
+ * What a build reads: the sources (migrations too), the compiler's settings, the installed packages,
+ * and the console's sources and the OpenAPI document its API types come from (scripts/build-console.mjs).
+ * A project without the console has no such paths.
+ */
+const INPUTS = ['src', 'tsconfig.json', 'package-lock.json', ...CONSOLE_INPUTS].filter((path) => existsSync(path));
 
 /** The newest modification time under the paths, in ms. */
 function newestChange(paths) {
@@ -48,6 +53,7 @@ if (built === undefined || newestChange(INPUTS) >= built) {
   cpSync('src/db/migrations', 'dist/db/migrations', { recursive: true });
 
   await import(pathToFileURL(resolve('dist/db/pglite-template-worker.js')).href);
+  await buildConsole();
   writeFileSync(STAMP, `${began.toISOString()}\n`);
   utimesSync(STAMP, began, began);
 }

@@ -14,6 +14,7 @@ import { servedGeneration } from './feed/generation.js';
 import { FEED_WATCH_EVERY_MS, FeedStallWatch } from './feed/stall-watch.js';
 import { installActivityRecording } from './http/activity-recording.js';
 import { clientErrorHandler } from './http/client-errors.js';
+import { registerConsole } from './http/console-routes.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installGracefulClose } from './http/graceful-close.js';
 import { charsetOf, isUtf8Charset, parseJsonRequest } from './http/json-body.js';
@@ -87,6 +88,7 @@ export interface AppOptions {
         | 'feedStallWarnSeconds'
         | 'jobLeaseSeconds'
         | 'webhookAllowedNetworks'
+        | 'console'
       >
     >;
   /** Bulk jobs' settings (tests: shorter leases). */
@@ -306,5 +308,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   registerActivityRoutes(app, { db: options.db, authenticate, publicBaseUrl: options.config.publicBaseUrl });
   registerDocs(app);
+  // The integrator's console (extensions.md 14), unless CONSOLE=off.
+  if (options.config.console !== false) registerConsole(app);
   return app;
 }

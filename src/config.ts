@@ -68,6 +68,8 @@ export interface Config {
    * docs/decisions/0141-leases-within-ten-seconds.md); a longer one delays the takeover as much.
    */
   readonly jobLeaseSeconds: number;
+  /** CONSOLE: `on` (default) serves the integrator's console at /console; `off` removes it (the API stays). */
+  readonly console: boolean;
 }
 
 /** FEED_STALL_WARN_SECONDS when unset. */
@@ -117,6 +119,13 @@ function publicBaseUrl(raw: string | undefined): string | undefined {
     throw new ConfigError('PUBLIC_BASE_URL must not carry a user name or password');
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
 }
 
 function allowedNetworks(raw: string | undefined): Network[] {
@@ -182,5 +191,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
     webhookAllowedNetworks: allowedNetworks(env.WEBHOOK_ALLOWED_NETWORKS),
     jobLeaseSeconds: integer(env, 'JOB_LEASE_SECONDS', TAKEOVER_LEASE_SECONDS, 5, 3600),
+    console: onOff(env, 'CONSOLE', true),
   });
 }
