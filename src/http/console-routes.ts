@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * The console's policy (extensions.md 14, docs/decisions/0148-console-preact.md): its script and style
+ * The console's policy (extensions.md 14, docs/decisions/0149-console-preact.md): its script and style
  * are the service's own files, no inline script or style attribute, requests only to the service
  * itself (the public API), nothing framed and no framing. test/console/ records any violation in a
  * real browser.
