@@ -1,18 +1,21 @@
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { ActivityPage } from './pages/activity';
 import { CustomersPage } from './pages/customers';
 import { DeliveriesPage } from './pages/deliveries';
 import { JobPage } from './pages/job';
 import { JobsPage } from './pages/jobs';
+import { OverviewPage } from './pages/overview';
 import { SignInPage } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
 import { signOut, useSession } from './session';
 
 /**
  * The pages, in the navigation's order: a plain list, so a page is one entry here and one route below.
- * (Overview and Activity join it with their endpoints.)
  */
 const NAV: ReadonlyArray<{ href: string; label: string }> = [
+  { href: '/console/overview', label: 'Overview' },
+  { href: '/console/activity', label: 'Activity' },
   { href: '/console/jobs', label: 'Jobs' },
   { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/deliveries', label: 'Deliveries' },
@@ -20,7 +23,7 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
 ];
 
 /** Where a signed-in user lands. */
-const HOME = '/console/jobs';
+const HOME = '/console/overview';
 
 function Shell() {
   const session = useSession();
@@ -54,12 +57,14 @@ function Shell() {
       </header>
       <main>
         <Router>
+          <Route path="/console/overview" component={OverviewPage} />
+          <Route path="/console/activity" component={ActivityPage} />
           <Route path="/console/jobs" component={JobsPage} />
           <Route path="/console/jobs/:id" component={JobPage} />
           <Route path="/console/webhooks" component={WebhooksPage} />
           <Route path="/console/deliveries" component={DeliveriesPage} />
           <Route path="/console/customers" component={CustomersPage} />
-          <Route default component={JobsPage} />
+          <Route default component={OverviewPage} />
         </Router>
       </main>
     </div>

@@ -115,14 +115,14 @@ export async function watchedPage(
   };
 }
 
-/** Signs in through the form (clicks). */
+/** Signs in through the form (clicks), and lands on the Overview. */
 export async function signIn(page: Page, base: string, credentials: Console['credentials']): Promise<void> {
   await page.goto(`${base}/console`);
   await page.getByLabel('Subscription key').fill(credentials.subscriptionKey);
   await page.getByLabel('Client id').fill(credentials.clientId);
   await page.getByLabel('Client secret').fill(credentials.clientSecret);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 }
 
 /** Presses Tab until `target` has the focus (keyboard only): fails after `limit` presses. */

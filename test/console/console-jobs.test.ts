@@ -44,6 +44,7 @@ describe('the console: jobs', () => {
       assert.deepEqual(await watched.context.cookies(), [], 'no cookie');
       const stored = await page.evaluate(() => JSON.stringify(sessionStorage));
       assert.doesNotMatch(stored, new RegExp(served.credentials.clientSecret), 'the secret is not kept');
+      await page.getByRole('link', { name: 'Jobs', exact: true }).click();
 
       // The second part's first request is lost: the part is sent again, the first is not.
       const puts: string[] = [];

@@ -62,7 +62,7 @@ describe('the console: webhooks, deliveries, customers', () => {
       await page.keyboard.press('Tab');
       await page.keyboard.type(served.credentials.clientSecret);
       await page.keyboard.press('Enter');
-      await page.getByRole('heading', { name: 'Jobs', level: 1 }).waitFor();
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 
       // A new endpoint: the secret is shown once, and copied.
       await page.getByRole('link', { name: 'Webhooks' }).click();
