@@ -2,9 +2,13 @@
 // (scripts/build.mjs). The API's types are generated from the service's own OpenAPI document
 // (docs/openapi.json, kept by `npm run openapi`) by openapi-typescript, then esbuild bundles the
 // Preact application and its CSS, minified, under content-hashed names (cached long by browsers),
-// and index.html is written naming them (never cached). Paths are the working directory's.
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+// and index.html is written naming them (never cached). Each text file is also written compressed at
+// the highest levels (`.br`, `.gz`), which the server sends as they are (@fastify/static's preCompressed):
+// smaller than compressing per request at the fast levels an API answer needs, and no CPU per load.
+// Paths are the working directory's.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 export const CONSOLE_INPUTS = ['console', 'docs/openapi.json'];
 const GENERATED = 'console/generated/api.d.ts';
@@ -52,4 +56,29 @@ export async function buildConsole() {
     .replace('%STYLE%', `/console/assets/${style}`);
   writeFileSync(`${OUT}/index.html`, page);
   cpSync('console/public', OUT, { recursive: true });
+  compressTexts(OUT);
+}
+
+/** Writes `.br` and `.gz` beside every text file under `dir` (the server picks what a browser accepts). */
+function compressTexts(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      compressTexts(path);
+      continue;
+    }
+    if (!/\.(html|js|css|svg)$/.test(entry.name)) continue;
+    const text = readFileSync(path);
+    writeFileSync(
+      `${path}.br`,
+      brotliCompressSync(text, {
+        params: {
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+          [constants.BROTLI_PARAM_SIZE_HINT]: text.length,
+        },
+      }),
+    );
+    writeFileSync(`${path}.gz`, gzipSync(text, { level: 9 }));
+  }
 }

@@ -54,6 +54,8 @@ export function registerConsole(app: FastifyInstance, root = CONSOLE_ROOT): void
         wildcard: false,
         index: false,
         cacheControl: false,
+        // The build wrote .br and .gz beside each file, at levels too slow to spend per request.
+        preCompressed: true,
       });
     }
     const page = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -57,6 +57,8 @@ describe('the console as files', () => {
     for (const url of [
       '/console',
       '/console/',
+      '/console/overview',
+      '/console/activity',
       '/console/jobs',
       '/console/jobs/job_x',
       '/console/webhooks',
@@ -80,6 +82,17 @@ describe('the console as files', () => {
       assert.equal(file.statusCode, 200, asset);
       assert.equal(file.headers['cache-control'], 'public, max-age=31536000, immutable');
       assert.equal(file.headers['content-security-policy'], CONSOLE_CSP);
+      // The build's compressed copies are sent as they are: the browser gets the smaller brotli.
+      const compressed = await app.inject({
+        method: 'GET',
+        url: asset!,
+        headers: { 'accept-encoding': 'gzip, deflate, br, zstd' },
+      });
+      assert.equal(compressed.headers['content-encoding'], 'br', asset);
+      assert.deepEqual(compressed.rawPayload, readFileSync(join(CONSOLE_ROOT, `${asset!.slice(9)}.br`)));
+      assert.ok(compressed.rawPayload.length < file.rawPayload.length / 2, asset);
+      assert.equal(compressed.headers['cache-control'], 'public, max-age=31536000, immutable');
+      assert.equal(compressed.headers['content-security-policy'], CONSOLE_CSP);
     }
     const missing = await app.inject({ method: 'GET', url: '/console/assets/main-NOSUCH.js' });
     assert.equal(missing.statusCode, 404, 'a missing asset is not the page');
