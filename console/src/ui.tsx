@@ -38,7 +38,7 @@ export function useAction() {
     },
     [],
   );
-  return { busy, error, note, run, setError };
+  return { busy, error, note, run, setError, setNote };
 }
 
 /** A refusal or a result, beside its control; announced to screen readers. */

@@ -7,8 +7,8 @@ import { barAtEnd, fitsWidth, launch, servedConsole, signIn, watchedPage } from 
 /*
  * The Jobs page in a browser (extensions.md 14): sign in, upload 50,000 prices in parts (one part's
  * request lost once and sent again), watch the bars reach their end; a file with invalid rows under
- * on_invalid=reject shows the failed job and its first problems; results download; a refused job
- * shows the API's own message; 390 px wide; sign-out and an expired session.
+ * on_invalid=reject shows the failed job and its first problems; results download; a file dropped
+ * on the zone is sent, and its refused job shows the API's own message; 390 px wide; sign-out and an expired session.
  */
 
 const ROWS = 50_000;
@@ -116,11 +116,15 @@ describe('the console: jobs', () => {
       const refusal = await served.tenant.post('/v1/jobs', { resource: 'deliveries', format: 'csv' });
       assert.equal(refusal.status, 400);
       const message = (refusal.body as any).errors[0].message as string;
-      await page.getByLabel('File (choose, or drop it here)').setInputFiles({
-        name: 'deliveries.csv',
-        mimeType: 'text/csv',
-        buffer: Buffer.from('code\nD1\n'),
+      // This file is dropped on the zone rather than chosen.
+      const dropped = await page.evaluateHandle(() => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File(['code\nD1\n'], 'deliveries.csv', { type: 'text/csv' }));
+        return transfer;
       });
+      await page.locator('.drop').dispatchEvent('dragover', { dataTransfer: dropped });
+      await page.locator('.drop').dispatchEvent('drop', { dataTransfer: dropped });
+      await page.getByText('deliveries.csv (8 bytes)').waitFor();
       await page.getByLabel('Resource').selectOption('deliveries');
       await page.getByRole('button', { name: 'Upload' }).click();
       const alert = page.locator('form').getByRole('alert');

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
+import { until } from '../helpers/jobs.js';
 import { customer, delivery } from '../helpers/read-data.js';
 import { servedBackends } from '../helpers/served-settings.js';
 import { fitsWidth, launch, servedConsole, tabTo, watchedPage } from './console-browser.js';
@@ -10,9 +11,9 @@ import { fitsWidth, launch, servedConsole, tabTo, watchedPage } from './console-
 /*
  * The Webhooks, Deliveries and Customers pages in a browser (extensions.md 14): an endpoint made
  * against a loopback receiver, its secret shown once and copied, its attempts, pause, resume, retry
- * now; a refused change showing the API's message; deliveries rejected and requeued with the keyboard
- * alone (signing in included); customers paged and filtered, a name of markup shown as its characters;
- * 390 px.
+ * now; a refused change showing the API's message; ping, rotate, replay, delete; deliveries rejected
+ * and requeued with the keyboard alone (signing in included), one acknowledged; customers paged and
+ * filtered, a name of markup shown as its characters; 390 px.
  */
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -127,10 +128,37 @@ describe('the console: webhooks, deliveries, customers', () => {
       );
       await card.getByRole('button', { name: 'Cancel' }).click();
 
+      // Ping, rotate (a new secret, shown once), replay from the start (sent again).
+      await card.getByRole('button', { name: 'Ping' }).click();
+      await card.getByText(/^Ping: 200 in \d+ ms\.$/).waitFor();
+      await card.getByRole('button', { name: 'Rotate secret' }).click();
+      const rotated = card.getByLabel('New signing secret (shown once)');
+      await rotated.waitFor();
+      assert.match(await rotated.inputValue(), /^whsec_[A-Za-z0-9+/]{43}=$/);
+      assert.notEqual(await rotated.inputValue(), shown);
+      await card.getByRole('button', { name: 'Done' }).click();
+      await rotated.waitFor({ state: 'detached' });
+      const sentOnce = hook.state.bodies.filter((body) => body.includes('"XSS-1"')).length;
+      await card.getByRole('button', { name: 'Replay' }).click();
+      await card.getByLabel('Replay resource').selectOption('customers');
+      await card.locator('form').getByRole('button', { name: 'Replay' }).click();
+      await card.getByText('Replay of customers scheduled.').waitFor();
+      await until(
+        async () => hook.state.bodies.filter((body) => body.includes('"XSS-1"')).length,
+        (sent) => sent > sentOnce,
+        'the replay sends XSS-1 again',
+      );
+
       // 390 px wide.
       await page.setViewportSize({ width: 390, height: 844 });
       await fitsWidth(page);
       await page.setViewportSize({ width: 1280, height: 900 });
+
+      // Delete, confirmed: the card goes, the API lists no endpoint.
+      await card.getByRole('button', { name: 'Delete' }).click();
+      await card.getByRole('button', { name: 'Confirm delete' }).click();
+      await card.waitFor({ state: 'detached' });
+      assert.deepEqual((await served.tenant.get('/v1/webhooks')).body.data, []);
 
       // Deliveries, keyboard alone: reject with a reason, then requeue.
       await tabTo(page, page.getByRole('link', { name: 'Deliveries' }));
@@ -154,6 +182,17 @@ describe('the console: webhooks, deliveries, customers', () => {
       await page.getByText('1 requeued.').waitFor();
       const pending = await served.tenant.get('/v1/deliveries/pending');
       assert.deepEqual((pending.body as any).data.map((d: any) => d.code).sort(), ['D-1', 'D-2']);
+      // Acknowledged: gone from the pending list, the API's and the page's.
+      await page.getByRole('button', { name: 'Pending' }).click();
+      await page.getByLabel('Select D-2').check();
+      await page.getByRole('button', { name: 'Acknowledge selected' }).click();
+      await page.getByText('1 acknowledged.').waitFor();
+      await page.getByLabel('Select D-2').waitFor({ state: 'detached' });
+      const left = await served.tenant.get('/v1/deliveries/pending');
+      assert.deepEqual(
+        (left.body as any).data.map((d: any) => d.code),
+        ['D-1'],
+      );
 
       // Customers: paged, filtered; a name of markup is its characters.
       await page.getByRole('link', { name: 'Customers' }).click();

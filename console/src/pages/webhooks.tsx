@@ -467,8 +467,9 @@ function EndpointCard({ endpoint, reload }: { endpoint: Endpoint; reload: () => 
       {open === 'replay' && (
         <ReplayForm
           endpoint={endpoint}
-          onDone={() => {
+          onDone={(note) => {
             setOpen(null);
+            action.setNote(note);
             reload();
           }}
         />
