@@ -1,4 +1,5 @@
 import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
+import { isOwnTransaction, RunAgainAlone } from '../db/own-transaction.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
 import type { ItemError } from './batch-errors.js';
@@ -40,6 +41,9 @@ export interface WriteTarget {
   tx?: Transaction | undefined;
 }
 
+/** A write that may fail on a reference, in a request's own transaction: no savepoint (RunAgainAlone). */
+const abortable = (target: WriteTarget) => isOwnTransaction(target.tx);
+
 /** What a batch came to: refused with its problems (400), or counted (and written unless a dry run). */
 export type BatchResult =
   | { kind: 'invalid'; errors: ItemError[] }
@@ -79,7 +83,8 @@ interface Written {
 /**
  * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on a
  * reference runs under a savepoint: the dry run is undone, the failure leaves the transaction usable
- * for the 400 that is kept. On its own: one statement (atomic, a failure included; retried on
+ * for the 400 that is kept. Inside a request's own transaction (no key), only a dry run does: a
+ * failed write gives that transaction up (RunAgainAlone). On its own: one statement (atomic, a failure included; retried on
  * deadlock), several in one transaction (PGlite's chunks), a dry run in a transaction that is rolled
  * back.
  */
@@ -92,7 +97,7 @@ async function execute(
 ): Promise<Written> {
   const { db, tx } = target;
   if (tx) {
-    if (!dryRun && !mayFail) return run(tx);
+    if (!dryRun && (!mayFail || abortable(target))) return run(tx);
     return tx.savepoint(() => run(tx), { undo: dryRun });
   }
   if (dryRun) {
@@ -172,6 +177,7 @@ export async function answerChecked(
       written = await execute(target, run, options.dryRun, mayFail, chunks.length);
     } catch (error) {
       if (!isMissingReferences(error)) throw error;
+      if (abortable(target) && !options.dryRun) throw new RunAgainAlone(error);
       const answer = await refuse(q, tenantId, resource, {
         rows: referenceRows(resource, checked),
         errors: [...checked.errors],

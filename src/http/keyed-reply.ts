@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Database, type Transaction, withRetry } from '../db/database.js';
+import { markOwnTransaction, RunAgainAlone } from '../db/own-transaction.js';
 import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
 import { isRecordedWrite, markRecorded, recordInTransaction } from './activity-recording.js';
 import { problemOf } from './domain-problems.js';
@@ -56,13 +57,20 @@ export async function answerRequest(
     const work = await prepare();
     if (refusals.has(work) || !isRecordedWrite(request))
       return { answer: await work(undefined), replayed: false };
-    const answer = await withRetry(() =>
-      db.transaction(async (tx) => {
-        const answer = await work(tx);
-        await record(tx, answer);
-        return answer;
-      }),
-    );
+    let answer: Answer;
+    try {
+      answer = await withRetry(() =>
+        db.transaction(async (tx) => {
+          const answer = await work(markOwnTransaction(tx));
+          await record(tx, answer);
+          return answer;
+        }),
+      );
+    } catch (error) {
+      // A write refused inside the transaction: answered on its own, recorded by the onSend hook.
+      if (error instanceof RunAgainAlone) return { answer: await work(undefined), replayed: false };
+      throw error;
+    }
     markRecorded(request);
     return { answer, replayed: false };
   }
