@@ -18,7 +18,7 @@
  * per item moves by a third from round to round on shared cores. BENCH_BASELINE_NODE_ARGS (even empty)
  * gives the baseline server its own V8 flags: BENCH_BASELINE set to this checkout weighs flags.
  */
-import { loadProducts, prepareSides, startBaseline } from './lib/batch-bench.js';
+import { baselineFromEnv, loadProducts, prepareSides } from './lib/batch-bench.js';
 import { type ContentionSide, runContention } from './lib/contention.js';
 import { pinPostgresApart } from './lib/cpu-pinning.js';
 import type { CpuSplit } from './lib/cpu-time.js';
@@ -65,9 +65,7 @@ async function main(): Promise<void> {
   );
   const sides = await prepareSides('postgres');
   await loadProducts(sides);
-  const baselineRoot = process.env.BENCH_BASELINE;
-  const baselineServer = baselineRoot ? await startBaseline(sides, baselineRoot) : undefined;
-  if (baselineRoot) console.log(`baseline: the build in ${baselineRoot}, on the same database`);
+  const baseline = await baselineFromEnv(sides);
   const options = {
     clients: 4,
     seconds: SECONDS,
@@ -75,7 +73,13 @@ async function main(): Promise<void> {
     keySpace: ITEMS,
     batchesPerClient: 12,
     disjoint: true,
-    baseline: baselineServer && { baseUrl: baselineServer.baseUrl, pid: baselineServer.pid },
+    baseline: baseline && {
+      baseUrl: baseline.server.baseUrl,
+      pid: baseline.server.pid,
+      ...(baseline.ownDatabase
+        ? { own: { headers: baseline.sides.tenant.headers, databaseUrl: baseline.databaseUrl } }
+        : {}),
+    },
   };
   // Not counted: a first round warms the server (V8 still compiles its hot code for seconds; the
   // first rounds of earlier runs spent up to a third more of the server's CPU

@@ -44,6 +44,19 @@ export interface BatchResult {
   backend: Backend;
   service: number[];
   raw: number[];
+  /** Another build's service (BENCH_BASELINE), the same items in the same rounds. */
+  baseline?: number[];
+}
+
+/** Another build's server and its tenant, writing the same items as the service (BENCH_BASELINE). */
+export interface Baseline {
+  server: ChildServer;
+  /** The sides to post through: this build's, with the baseline's URL and tenant. */
+  sides: Sides;
+  /** On a database of its own (its migrations, its tenant), or on this build's database. */
+  ownDatabase: boolean;
+  /** The database it writes to. */
+  databaseUrl: string;
 }
 
 /** The service (a server of the production build and its tenant) and the raw side, ready to write. */
@@ -147,6 +160,7 @@ async function runWorkload(
   backend: Backend,
   workload: Workload,
   rounds: number,
+  baseline: Baseline | undefined,
 ): Promise<BatchResult> {
   if (workload.seed) {
     const items = workload.seed();
@@ -154,13 +168,29 @@ async function runWorkload(
     expect201(`service ${workload.name} seed`, posted);
     const { sql, params } = rawStatement(workload.resource, sides.rawTenant, items);
     await sides.raw.query(sql, params);
+    if (baseline?.ownDatabase) {
+      expect201(
+        `baseline ${workload.name} seed`,
+        await post(baseline.sides, workload.resource.path, encode(items)),
+      );
+    }
   }
-  const result: BatchResult = { workload, backend, service: [], raw: [] };
+  const result: BatchResult = {
+    workload,
+    backend,
+    service: [],
+    raw: [],
+    ...(baseline ? { baseline: [] } : {}),
+  };
   // Round 1 warms up both sides; the order alternates so neither side always runs on a fresher table.
   for (let round = 1; round <= rounds + 1; round++) {
     const items = workload.items(round);
     let service: number;
     let raw: number;
+    // The baseline writes the same items on its own database, before this build's service in odd
+    // rounds and after it in even ones. (On the same database it would find them written already.)
+    let other: number | undefined;
+    if (baseline?.ownDatabase && round % 2 === 1) other = await serviceRound(baseline.sides, workload, items);
     if (round % 2) {
       service = await serviceRound(sides, workload, items);
       raw = await rawRound(sides, workload, items);
@@ -168,15 +198,18 @@ async function runWorkload(
       raw = await rawRound(sides, workload, items);
       service = await serviceRound(sides, workload, items);
     }
+    if (baseline?.ownDatabase && round % 2 === 0) other = await serviceRound(baseline.sides, workload, items);
     if (round > 1) {
       result.service.push(service);
       result.raw.push(raw);
+      if (other !== undefined) result.baseline?.push(other);
     }
   }
   await verifyRows(sides, workload, rounds + 1);
   const list = (samples: number[]) => samples.map(ms).join(' ');
   console.log(
-    `  ${backend} ${workload.name}: service [${list(result.service)}] ms, raw [${list(result.raw)}] ms`,
+    `  ${backend} ${workload.name}: service [${list(result.service)}] ms, raw [${list(result.raw)}] ms` +
+      (result.baseline ? `, baseline [${list(result.baseline)}] ms` : ''),
   );
   return result;
 }
@@ -258,35 +291,74 @@ export async function prepareSides(backend: Backend, cpuProfDir?: string): Promi
 }
 
 /**
- * Another build's server on the same database (PostgreSQL) and so the same tenant and credentials, for
- * a comparison in one run (BENCH_BASELINE: the root of a built checkout, e.g. of the commit before a
- * change). Both builds must know the same migrations.
+ * Another build's server, for a comparison in one run (BENCH_BASELINE: the root of a built checkout,
+ * e.g. of the commit before a change). On the same database (PostgreSQL) and so the same tenant and
+ * credentials, where both builds know the same migrations; or, `ownDatabase`
+ * (BENCH_BASELINE_DATABASE=own), on a new database its own command migrates, with a tenant of its own:
+ * the way to weigh a change that lives in the database too (a trigger, an index).
  */
-export async function startBaseline(sides: Sides, root: string): Promise<ChildServer> {
+export async function startBaseline(sides: Sides, root: string, ownDatabase = false): Promise<Baseline> {
   if (!sides.url) throw new Error('a baseline server needs PostgreSQL');
   const cli = join(resolve(root), 'bin', 'sfa-backoffice.js');
   if (!existsSync(join(resolve(root), 'dist', 'cli.js')))
     throw new Error(`${root} is not built (npm run build)`);
-  const env = { ...sides.serverEnv, METRICS_PORT: String(await freePort()) };
+  const env: NodeJS.ProcessEnv = { ...sides.serverEnv, METRICS_PORT: String(await freePort()) };
+  if (ownDatabase) env.DATABASE_URL = await createPgDatabase();
   // BENCH_BASELINE_NODE_ARGS (when set, even empty) replaces BENCH_NODE_ARGS for the baseline: the
   // same build under two sets of V8 flags is weighed the same way.
   const own = process.env.BENCH_BASELINE_NODE_ARGS;
   const nodeArgs = own === undefined ? sides.nodeArgs : own.split(' ').filter(Boolean);
-  const server = await startServer(env, nodeArgs, cli);
-  // The same history as the server it is weighed against: loadProducts' batch (its products exist
-  // already, so it creates none). Without it the same build ran W3 with a fifth less CPU per item as
-  // the second server than as the first (docs/decisions/0129-w3-measured-warm.md): a server is
-  // measured as it was used.
-  const posted = await post({ ...sides, baseUrl: server.baseUrl }, products.path, encode(productItems()));
+  let server: ChildServer | undefined;
+  const start = async () => {
+    server = await startServer(env, nodeArgs, cli);
+    return server.baseUrl;
+  };
+  let tenant = sides.tenant;
+  if (ownDatabase) tenant = await serviceTenant({ env, cli, start });
+  else await start();
+  if (!server) throw new Error('the baseline server did not start');
+  const baseline: Baseline = {
+    server,
+    sides: { ...sides, server, baseUrl: server.baseUrl, tenant },
+    ownDatabase,
+    databaseUrl: env.DATABASE_URL ?? sides.url,
+  };
+  // The same history as the server it is weighed against: loadProducts' batch (on the same database
+  // its products exist already, so it creates none). Without it the same build ran W3 with a fifth
+  // less CPU per item as the second server than as the first (docs/decisions/0129-w3-measured-warm.md):
+  // a server is measured as it was used.
+  const posted = await post(baseline.sides, products.path, encode(productItems()));
   expect201('baseline products', posted);
-  return server;
+  return baseline;
 }
 
-/** Every workload on prepared sides whose products are loaded (loadProducts). */
-export async function runBatchWorkloads(sides: Sides, options: BatchOptions): Promise<BatchResult[]> {
+/** BENCH_BASELINE's server when set (BENCH_BASELINE_DATABASE=own: on a database of its own). */
+export async function baselineFromEnv(sides: Sides): Promise<Baseline | undefined> {
+  const root = process.env.BENCH_BASELINE;
+  if (!root) return undefined;
+  const where = process.env.BENCH_BASELINE_DATABASE ?? 'same';
+  if (where !== 'same' && where !== 'own') throw new Error('BENCH_BASELINE_DATABASE is same or own');
+  const baseline = await startBaseline(sides, root, where === 'own');
+  console.log(
+    `baseline: the build in ${root}, on ${baseline.ownDatabase ? 'a database of its own' : 'the same database'}`,
+  );
+  return baseline;
+}
+
+/**
+ * Every workload on prepared sides whose products are loaded (loadProducts); a baseline on a database
+ * of its own (startBaseline) writes the same items in the same rounds.
+ */
+export async function runBatchWorkloads(
+  sides: Sides,
+  options: BatchOptions,
+  baseline?: Baseline,
+): Promise<BatchResult[]> {
+  if (baseline && !baseline.ownDatabase)
+    throw new Error('batch workloads weigh a baseline on its own database');
   const results: BatchResult[] = [];
   for (const workload of options.workloads) {
-    results.push(await runWorkload(sides, sides.backend, workload, options.rounds));
+    results.push(await runWorkload(sides, sides.backend, workload, options.rounds, baseline));
   }
   return results;
 }
@@ -298,7 +370,8 @@ export async function runBatchWorkloads(sides: Sides, options: BatchOptions): Pr
 export async function runBatchBackend(backend: Backend, options: BatchOptions): Promise<BatchResult[]> {
   const sides = await prepareSides(backend, options.cpuProfDir);
   await loadProducts(sides);
-  return runBatchWorkloads(sides, options);
+  const baseline = backend === 'postgres' ? await baselineFromEnv(sides) : undefined;
+  return runBatchWorkloads(sides, options, baseline);
 }
 
 export const BATCH_HEADER = ['workload', 'backend', 'service median ms', 'raw SQL median ms', 'service/raw'];
@@ -311,9 +384,25 @@ export function batchRows(results: readonly BatchResult[]): string[][] {
   });
 }
 
-/** The table, then PGlite/PostgreSQL (service medians) for each workload run on both. */
+/** The table, then PGlite/PostgreSQL (service medians) for each workload run on both; then a baseline's. */
 export function batchReport(results: readonly BatchResult[]): string {
   const lines = [formatTable(BATCH_HEADER, batchRows(results))];
+  const weighed = results.filter((r) => r.baseline && r.baseline.length > 0);
+  if (weighed.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['workload', 'backend', 'this build median ms', 'baseline median ms', 'baseline/this (speed)'],
+        weighed.map((r) => [
+          r.workload.label,
+          r.backend,
+          ms(median(r.service)),
+          ms(median(r.baseline!)),
+          batchRatio(r.baseline!, r.service),
+        ]),
+      ),
+    );
+  }
   for (const workload of new Set(results.map((r) => r.workload))) {
     const of = (backend: Backend) => results.find((r) => r.workload === workload && r.backend === backend);
     const lite = of('pglite');

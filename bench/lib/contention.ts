@@ -41,6 +41,8 @@ export interface ContentionOptions {
 export interface ServiceServer {
   baseUrl: string;
   pid: number;
+  /** A baseline on a database of its own: its tenant's headers and that database. */
+  own?: { headers: Readonly<Record<string, string>>; databaseUrl: string };
 }
 
 export interface ContentionSide {
@@ -123,15 +125,16 @@ export async function runContention(
 
   // Service: bodies encoded before the clock starts; one keep-alive socket per writer.
   const bodies = items.map((list) => list.map((batch) => new TextEncoder().encode(JSON.stringify(batch))));
-  const headers = { 'content-type': 'application/json', ...sides.tenant.headers };
   const pid = sides.server.pid;
   // Before each side, untimed: the dead rows of the side before it gone, as autovacuum would have
   // them gone on a production database (this machine's PostgreSQL runs without it).
-  const vacuum = () => admin.query('VACUUM prices');
+  const vacuum = (on: RawClient = admin) => on.query('VACUUM prices');
   const runService = async (server: ServiceServer): Promise<ContentionSide> => {
-    await vacuum();
+    const database = server.own ? await rawPostgres(server.own.databaseUrl) : admin;
+    const headers = { 'content-type': 'application/json', ...(server.own?.headers ?? sides.tenant.headers) };
+    await vacuum(database);
     const http = new Client(server.baseUrl, options.clients);
-    const before = await deadlocks(admin);
+    const before = await deadlocks(database);
     const cpuBefore = cpuNow(server.pid);
     const run = await timed(options.clients, options.seconds, async (client, round) => {
       const list = bodies[client]!;
@@ -142,7 +145,9 @@ export async function runContention(
     const cpu = cpuSpent(cpuBefore, cpuNow(server.pid));
     http.close();
     await settle();
-    return { ...run, cpu, deadlocks: (await deadlocks(admin)) - before };
+    const counted = (await deadlocks(database)) - before;
+    if (database !== admin) await database.close();
+    return { ...run, cpu, deadlocks: counted };
   };
 
   // Raw: the service's own statement with column arrays built from the items (rawStatement), on a
