@@ -119,7 +119,9 @@ for (const backend of backends()) {
         [[a1, a2, b1]],
       );
       const of = (id: string) => holders.find((row) => row.id === id)!;
-      assert.equal(of(a2).state, 'queued', 'the second job of a tenant waits for its first');
+      // Unless the first (one row) already ended between the two rounds, as it may on a busy machine.
+      if (of(a1).state !== 'succeeded')
+        assert.equal(of(a2).state, 'queued', 'the second job of a tenant waits for its first');
       assert.ok(of(a1).state !== 'queued' && of(b1).state !== 'queued', JSON.stringify(holders));
       await one.transport.app.jobs.settled();
       await second.transport.app.jobs.settled();
