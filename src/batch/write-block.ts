@@ -1,7 +1,8 @@
 import { type Database, type Queryable, type Transaction, withRetry } from '../db/database.js';
-import { isOwnTransaction, RunAgainAlone } from '../db/own-transaction.js';
+import { batchCounts, numbers } from '../resources/batch-counts.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { isMissingReferences, runBatchWrite, writeStatement } from '../sql/batch-write.js';
+import { type ActivityRecord, recordActivity, type WriteActivity } from '../sql/activity.js';
+import { isMissingReferences, type RecordedBy, runBatchWrite, writeStatement } from '../sql/batch-write.js';
 import type { ItemError } from './batch-errors.js';
 import { type BatchOptions, NO_OPTIONS } from './batch-options.js';
 import { checkItems } from './check-block.js';
@@ -39,10 +40,14 @@ export interface BatchCounts {
 export interface WriteTarget {
   db: Database;
   tx?: Transaction | undefined;
+  /**
+   * The request's activity row as it stands when the write is sent (a request without a key, on db):
+   * recorded by the write itself, so that it commits with the write or not at all
+   * (docs/decisions/0148-activity-and-overview.md). The result says whether it was (`recorded`): a
+   * dry run or a refusal writes nothing, and its request is recorded after its answer.
+   */
+  activity?: (() => WriteActivity) | undefined;
 }
-
-/** A write that may fail on a reference, in a request's own transaction: no savepoint (RunAgainAlone). */
-const abortable = (target: WriteTarget) => isOwnTransaction(target.tx);
 
 /** What a batch came to: refused with its problems (400), or counted (and written unless a dry run). */
 export type BatchResult =
@@ -56,6 +61,8 @@ export type BatchResult =
       itemsText?: string | undefined;
       /** The rows each table changed, for the database's upkeep (Database.wrote); absent for a dry run. */
       written?: readonly { table: string; rows: number }[] | undefined;
+      /** WriteTarget.activity was recorded with the write, which committed. */
+      recorded?: boolean;
     };
 
 /** The 400 of an invalid batch: its problems and, in the same list, the unknown references it names. */
@@ -78,26 +85,38 @@ interface Written {
   created: number;
   /** Positions (among the distinct rows) of the rows inserted; filled for outcomes only. */
   inserted: number[];
+  /** The request's activity row was written with the rows. */
+  recorded?: boolean;
+}
+
+/** Runs the write's statements on q; `recorded`: the request its one statement records too. */
+type Run = (q: Queryable, recorded?: RecordedBy) => Promise<Written>;
+
+/** The request's activity row to record with a write: in its statement, or as a row of its own. */
+interface Recording {
+  by: RecordedBy;
+  row(created: number): ActivityRecord;
 }
 
 /**
  * Runs the write. Inside a keyed request's transaction, a dry run or a write that may fail on a
  * reference runs under a savepoint: the dry run is undone, the failure leaves the transaction usable
- * for the 400 that is kept. Inside a request's own transaction (no key), only a dry run does: a
- * failed write gives that transaction up (RunAgainAlone). On its own: one statement (atomic, a failure included; retried on
+ * for the 400 that is kept. On its own: one statement (atomic, a failure included; retried on
  * deadlock), several in one transaction (PGlite's chunks), a dry run in a transaction that is rolled
- * back.
+ * back. The request's activity row (WriteTarget.activity) goes with the write: in its one statement
+ * (one round trip, as a batch cost before it was recorded), or last in the transaction of its chunks.
  */
 async function execute(
   target: WriteTarget,
-  run: (q: Queryable) => Promise<Written>,
+  run: Run,
+  recording: Recording | undefined,
   dryRun: boolean,
   mayFail: boolean,
   statementCount: number,
 ): Promise<Written> {
   const { db, tx } = target;
   if (tx) {
-    if (!dryRun && (!mayFail || abortable(target))) return run(tx);
+    if (!dryRun && !mayFail) return run(tx);
     return tx.savepoint(() => run(tx), { undo: dryRun });
   }
   if (dryRun) {
@@ -110,8 +129,14 @@ async function execute(
       throw error;
     }
   }
-  if (statementCount > 1) return db.transaction(run);
-  return withRetry(() => run(db));
+  if (statementCount > 1) {
+    return db.transaction(async (t) => {
+      const written = await run(t);
+      if (recording) await recordActivity(t, recording.row(written.created));
+      return { ...written, recorded: recording !== undefined };
+    });
+  }
+  return withRetry(() => run(db, recording?.by));
 }
 
 /**
@@ -151,33 +176,54 @@ export async function answerChecked(
     }
   }
 
+  // Items and distinct rows whose reference is unknown are left out of the statement.
+  let leftOutItems = 0;
+  let leftOutRows = 0;
+  if (unknown) {
+    for (let d = 0; d < prepared.distinct; d++) leftOutRows += unknown[prepared.rowItems?.[d] ?? d]!;
+    leftOutItems = rejectedItems - invalidItems;
+  }
+  const items = prepared.items - leftOutItems;
+  const distinct = prepared.distinct - leftOutRows;
+  const countsOf = (created: number): BatchCounts =>
+    batchCounts(resource.onExisting, created, items, distinct, numbers);
+
+  const { chunks, chunkRows } = prepared;
+  // A dry run writes nothing, so it records nothing with its write (its request is recorded after
+  // its answer, as a refusal is).
+  const activity = options.dryRun || target.tx ? undefined : target.activity;
   // The statement leaves out exactly the rows rejected here, even if one of their references is
   // added meanwhile: the answer's counts and outcomes match what was written.
   const sql = writeStatement(resource, {
     outcomes: options.outcomes,
     leaveOutReferences: leftOutKeys !== undefined,
+    recordsActivity: activity !== undefined && chunks.length === 1,
   });
-  const { chunks, chunkRows } = prepared;
-  const run = async (on: Queryable): Promise<Written> => {
+  const run: Run = async (on, recorded) => {
     let created = 0;
     const inserted: number[] = [];
     for (let c = 0; c < chunks.length; c++) {
-      const row = await runBatchWrite(on, sql, tenantId, chunks[c]!, leftOutKeys);
+      const row = await runBatchWrite(on, sql, tenantId, chunks[c]!, leftOutKeys, recorded);
       created += row.created;
       for (const n of row.inserted ?? []) inserted.push(c * chunkRows + n - 1);
     }
-    return { created, inserted };
+    return { created, inserted, recorded: recorded !== undefined };
   };
   // A write that leaves out every missing reference found just before cannot name one (referred rows
   // are never deleted): it needs no savepoint.
   const mayFail = resource.reference !== undefined && leftOutKeys === undefined;
   let written: Written | undefined;
   for (let attempt = 1; written === undefined; attempt++) {
+    // The row as it stands when the write is sent: its duration so far.
+    const row = activity?.();
+    const recording: Recording | undefined = row && {
+      by: { activity: row, items, distinct },
+      row: (created) => ({ ...row, items, ...countsOf(created) }),
+    };
     try {
-      written = await execute(target, run, options.dryRun, mayFail, chunks.length);
+      written = await execute(target, run, recording, options.dryRun, mayFail, chunks.length);
     } catch (error) {
       if (!isMissingReferences(error)) throw error;
-      if (abortable(target) && !options.dryRun) throw new RunAgainAlone(error);
       const answer = await refuse(q, tenantId, resource, {
         rows: referenceRows(resource, checked),
         errors: [...checked.errors],
@@ -189,20 +235,7 @@ export async function answerChecked(
     }
   }
 
-  // Items and distinct rows whose reference is unknown were left out of the statement.
-  let leftOutItems = 0;
-  let leftOutRows = 0;
-  if (unknown) {
-    for (let d = 0; d < prepared.distinct; d++) leftOutRows += unknown[prepared.rowItems?.[d] ?? d]!;
-    leftOutItems = rejectedItems - invalidItems;
-  }
-  const items = prepared.items - leftOutItems;
-  const distinct = prepared.distinct - leftOutRows;
-  const { created } = written;
-  const counts: BatchCounts =
-    resource.onExisting === 'ignore'
-      ? { created, updated: 0, ignored: items - created }
-      : { created, updated: distinct - created, ignored: items - distinct };
+  const counts = countsOf(written.created);
   const changed = options.dryRun ? undefined : changedRows(resource, prepared, counts);
   return {
     kind: 'done',
@@ -212,6 +245,7 @@ export async function answerChecked(
       ? itemOutcomesText(checked, prepared, written.inserted, resource.onExisting === 'update', unknown)
       : undefined,
     written: changed,
+    recorded: written.recorded === true,
   };
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database, Queryable } from '../db/database.js';
 import type { Answer } from '../idempotency/answer-once.js';
 import { batchResources } from '../resources/index.js';
-import { type ActivityRecord, recordActivity } from '../sql/activity.js';
+import { type ActivityRecord, recordActivity, type WriteActivity } from '../sql/activity.js';
 import { idempotencyKeyOf } from './idempotency-key-hook.js';
 
 /*
@@ -127,6 +127,20 @@ export async function recordInTransaction(
     tx,
     recordOf(request, answer.status, elapsedMs, false, firstProblems(answer.status, answer.body)),
   );
+}
+
+/**
+ * The row of a request that writes without a key, as it stands now (status: the answer it gives once
+ * written), for its write to record (WriteTarget.activity, src/batch/write-block.ts); undefined for a
+ * request the activity does not record. Once the write recorded it, markRecorded.
+ */
+export function activityOfWrite(
+  request: FastifyRequest,
+  status: number,
+  elapsedMs: () => number,
+): (() => WriteActivity) | undefined {
+  if (!isRecordedWrite(request)) return undefined;
+  return () => recordOf(request, status, elapsedMs(), false, undefined);
 }
 
 /** The transaction that recorded the request committed: the hook records nothing more. */

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Database, type Transaction, withRetry } from '../db/database.js';
-import { markOwnTransaction, RunAgainAlone } from '../db/own-transaction.js';
 import { type Answer, answerOnce, type IdempotencySettings } from '../idempotency/answer-once.js';
 import { isRecordedWrite, markRecorded, recordInTransaction } from './activity-recording.js';
 import { problemOf } from './domain-problems.js';
@@ -34,9 +33,25 @@ export function refusedWork(error: unknown): () => Promise<Answer> {
 }
 
 /**
+ * The works that record their request's activity with their own write when they run without a
+ * transaction (a batch without a key: its one write statement records it, src/batch/write-block.ts).
+ * They are given no transaction of their own: BEGIN, the row and COMMIT were three round trips more
+ * per batch (docs/performance.md, "Activity and overview"). A work that ends up not writing (a dry
+ * run, a refusal) is recorded by the onSend hook after its answer.
+ */
+const selfRecording = new WeakSet<object>();
+
+/** Marks a work as one that records its request with its write (selfRecording). */
+export function recordedByItsWrite<W extends object>(work: W): W {
+  selfRecording.add(work);
+  return work;
+}
+
+/**
  * Answers a POST that may carry an Idempotency-Key (extensions.md 8). `prepare` checks the request
  * and gives the work that writes and answers. Without a key, that work runs in a transaction of its
- * own (retried whole on deadlock) beside the request's activity row (src/http/activity-recording.ts).
+ * own (retried whole on deadlock) beside the request's activity row (src/http/activity-recording.ts),
+ * unless it records that row with its write itself (recordedByItsWrite).
  * With one, it runs once per key: inside the transaction that keeps its answer and records the
  * activity, or not at all when the answer is replayed. A refusal found by `prepare` writes nothing
  * and opens no transaction (tx undefined). `body`: the request's bytes, part of what "the same
@@ -55,22 +70,15 @@ export async function answerRequest(
   const key = idempotencyKeyOf(request);
   if (key === undefined) {
     const work = await prepare();
-    if (refusals.has(work) || !isRecordedWrite(request))
+    if (refusals.has(work) || selfRecording.has(work) || !isRecordedWrite(request))
       return { answer: await work(undefined), replayed: false };
-    let answer: Answer;
-    try {
-      answer = await withRetry(() =>
-        db.transaction(async (tx) => {
-          const answer = await work(markOwnTransaction(tx));
-          await record(tx, answer);
-          return answer;
-        }),
-      );
-    } catch (error) {
-      // A write refused inside the transaction: answered on its own, recorded by the onSend hook.
-      if (error instanceof RunAgainAlone) return { answer: await work(undefined), replayed: false };
-      throw error;
-    }
+    const answer = await withRetry(() =>
+      db.transaction(async (tx) => {
+        const answer = await work(tx);
+        await record(tx, answer);
+        return answer;
+      }),
+    );
     markRecorded(request);
     return { answer, replayed: false };
   }

@@ -50,6 +50,53 @@ export async function recordActivity(q: Queryable, r: ActivityRecord): Promise<v
   ]);
 }
 
+/**
+ * A request's row as the statement that writes records it (an unkeyed batch's): everything but the
+ * counts, which only the statement knows. `durationMs`: the time until the statement was sent.
+ */
+export type WriteActivity = Omit<ActivityRecord, 'items' | 'created' | 'updated' | 'ignored'>;
+
+/**
+ * The CTE `recorded` that a write statement adds to record its own request: one round trip, and the
+ * row commits or fails with the write (there is no transaction around them to keep apart). Its
+ * parameters are $first on (recordingParams); `counted`: the counts as SQL over `from`, the
+ * statement's own results. The duration adds the statement's time up to the row (the row is made
+ * once `from` is read whole) to the time until it was sent, as the transaction's record measured it
+ * after the write.
+ */
+export function recordingCte(
+  first: number,
+  counted: { items: string; created: string; updated: string; ignored: string },
+  from: string,
+): string {
+  const $ = (n: number) => `$${first + n}`;
+  return `recorded AS (
+  INSERT INTO activity (tenant_id, at, method, path, resource, status, duration_ms, items, created,
+    updated, ignored, idempotency_key, replayed, request_id, problems)
+  SELECT ${$(0)}::int, statement_timestamp(), ${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::smallint,
+    round(${$(5)}::int + extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::int,
+    ${counted.items}, ${counted.created}, ${counted.updated}, ${counted.ignored},
+    ${$(6)}::text, ${$(7)}::boolean, ${$(8)}::text, ${$(9)}::jsonb
+  FROM ${from}
+)`;
+}
+
+/** recordingCte's parameters, in its order. */
+export function recordingParams(r: WriteActivity): unknown[] {
+  return [
+    r.tenantId,
+    r.method,
+    r.path,
+    r.resource ?? null,
+    r.status,
+    r.durationMs,
+    r.idempotencyKey ?? null,
+    r.replayed,
+    r.requestId,
+    r.problems ?? null,
+  ];
+}
+
 export interface ActivityQuery {
   tenantId: number;
   limit: number;

@@ -4,7 +4,9 @@ import { sqlState } from '../db/failures.js';
 import { ident, literal } from '../db/sql.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import type { FieldValue, ItemsField, SqlType } from '../fields/field.js';
+import { batchCounts, sqlExpressions } from '../resources/batch-counts.js';
 import type { BatchResource, UpdateRule } from '../resources/batch-resource.js';
+import { recordingCte, recordingParams, type WriteActivity } from './activity.js';
 import { FEED_MOVE } from './changes.js';
 
 /** Key columns sort byte-wise ("C"), the same in every transaction and independent of locale. */
@@ -41,6 +43,12 @@ export interface WriteSqlOptions {
    * (isMissingReferences).
    */
   leaveOutReferences?: boolean;
+  /**
+   * Also record the request in the activity (a batch without an Idempotency-Key): the row is inserted
+   * by this statement (recordingCte), after its other parameters, with the items and distinct rows
+   * written (parameters too) and the rows it created. See RecordedBy.
+   */
+  recordsActivity?: boolean;
 }
 
 /**
@@ -167,9 +175,25 @@ children AS (
     ? `,
   refuse_missing_references(count(*) FILTER (WHERE ${checkedRows}w.reference IS NOT NULL AND NOT ${refers('w.reference')})) AS missing`
     : '';
+  let recorded = '';
+  if (options.recordsActivity) {
+    // After the statement's other parameters: the items, the distinct rows, then the row's.
+    const next = columns.length + 2 + childCount + (leaveOut ? 1 : 0);
+    // Both named in the FROM: a parameter the rule leaves out would have no type.
+    const counts = `(SELECT count(*) FILTER (WHERE w.inserted)::int AS created, $${next}::int AS items,
+    $${next + 1}::int AS distinct_rows FROM written w) c`;
+    const counted = batchCounts(
+      resource.onExisting,
+      'c.created',
+      'c.items',
+      'c.distinct_rows',
+      sqlExpressions,
+    );
+    recorded = `,\n${recordingCte(next + 2, { items: 'c.items', ...counted }, counts)}`;
+  }
   return `WITH written AS (
   ${written}
-)${children}
+)${children}${recorded}
 SELECT count(*) FILTER (WHERE w.inserted)::int AS created${insertedPositions}${missingCheck} FROM written w`;
 }
 
@@ -312,7 +336,8 @@ const statements = new Map<string, string>();
 
 /** The write statement of buildWriteSql for these options, built once per resource and variant. */
 export function writeStatement(resource: BatchResource, options: WriteSqlOptions): string {
-  const name = `${resource.name}:${options.outcomes ? 1 : 0}${options.leaveOutReferences ? 1 : 0}`;
+  const flag = (on: boolean | undefined) => (on ? 1 : 0);
+  const name = `${resource.name}:${flag(options.outcomes)}${flag(options.leaveOutReferences)}${flag(options.recordsActivity)}`;
   let sql = statements.get(name);
   if (!sql) {
     sql = buildWriteSql(resource, options);
@@ -321,9 +346,17 @@ export function writeStatement(resource: BatchResource, options: WriteSqlOptions
   return sql;
 }
 
+/** What a statement of recordsActivity records: the request's row, and what its counts are made of. */
+export interface RecordedBy {
+  activity: WriteActivity;
+  /** The items the statement writes (those left out excluded) and their distinct rows. */
+  items: number;
+  distinct: number;
+}
+
 /**
  * Runs a write statement of buildWriteSql on one chunk's column literals (and, for leaveOutReferences,
- * the keys to leave out).
+ * the keys to leave out; for recordsActivity, the request it records).
  */
 export async function runBatchWrite(
   q: Queryable,
@@ -331,8 +364,11 @@ export async function runBatchWrite(
   tenantId: number,
   columns: readonly string[],
   leftOutKeys?: readonly string[],
+  recorded?: RecordedBy,
 ): Promise<ChunkWritten> {
-  const params = leftOutKeys ? [tenantId, ...columns, leftOutKeys] : [tenantId, ...columns];
+  const params: unknown[] = [tenantId, ...columns];
+  if (leftOutKeys) params.push(leftOutKeys);
+  if (recorded) params.push(recorded.items, recorded.distinct, ...recordingParams(recorded.activity));
   const [row] = await q.query<{ created: number; inserted?: number[] | null }>(sql, params);
   return { created: row?.created ?? 0, inserted: row?.inserted ?? null };
 }

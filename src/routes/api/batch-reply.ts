@@ -6,6 +6,9 @@ import { problems } from '../../http/problems.js';
 import type { Answer } from '../../idempotency/answer-once.js';
 import type { BatchResource } from '../../resources/batch-resource.js';
 
+/** The status of a written batch's answer. */
+export const WRITTEN = 201;
+
 /**
  * A batch's answer as text. 201 {statusCode, message, created, updated, ignored} (extensions.md 5),
  * the same bytes JSON.stringify gave before; a dry run 200 "Validation passed"; then `rejected` and
@@ -15,7 +18,7 @@ import type { BatchResource } from '../../resources/batch-resource.js';
 export function batchAnswer(resource: BatchResource, result: BatchResult, options: BatchOptions): Answer {
   if (result.kind === 'invalid') return problemAnswer(problems.invalidItems(result.errors));
   const { created, updated, ignored } = result.counts;
-  const status = options.dryRun ? 200 : 201;
+  const status = options.dryRun ? 200 : WRITTEN;
   const message = options.dryRun ? 'Validation passed' : resource.message;
   let body = `{"statusCode":${status},"message":${JSON.stringify(message)},"created":${created},"updated":${updated},"ignored":${ignored}`;
   if (result.rejected) {

@@ -10,12 +10,13 @@ import type { CheckedBatch } from '../../batch/check-block.js';
 import { answerChecked, type BatchResult } from '../../batch/write-block.js';
 import { checkBatchBody } from '../../body-threads/batch-worker-pool.js';
 import type { Database, Transaction } from '../../db/database.js';
-import { noteActivity } from '../../http/activity-recording.js';
+import { activityOfWrite, markRecorded, noteActivity } from '../../http/activity-recording.js';
 import { idempotencyKeyOf } from '../../http/idempotency-key-hook.js';
 import { RawJson } from '../../http/json-body.js';
 import {
   answerRequest,
   DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+  recordedByItsWrite,
   refusedWork,
   sendAnswer,
 } from '../../http/keyed-reply.js';
@@ -24,7 +25,7 @@ import { bodyStream, receiveBody } from '../../http/receive-body.js';
 import { checkedByHandler } from '../../http/route-schema.js';
 import type { Answer, IdempotencySettings } from '../../idempotency/answer-once.js';
 import type { BatchResource } from '../../resources/batch-resource.js';
-import { batchAnswer } from './batch-reply.js';
+import { batchAnswer, WRITTEN } from './batch-reply.js';
 import { batchQuery } from './batch-schemas.js';
 
 export interface BatchRouteDeps {
@@ -123,14 +124,18 @@ export function registerBatchRoute(
         } catch (error) {
           return refusedWork(error);
         }
-        return async (tx: Transaction | undefined): Promise<Answer> => {
-          result = await answerChecked({ db: deps.db, tx }, request.tenantId, resource, checked, options);
+        // Without a key (no tx) the write statement records the request itself.
+        return recordedByItsWrite(async (tx: Transaction | undefined): Promise<Answer> => {
+          const activity = tx ? undefined : activityOfWrite(request, WRITTEN, () => reply.elapsedTime);
+          const target = { db: deps.db, tx, activity };
+          result = await answerChecked(target, request.tenantId, resource, checked, options);
           if (result.kind === 'done') {
             const { created, updated, ignored } = result.counts;
             noteActivity(request, { items: created + updated + ignored, created, updated, ignored });
+            if (result.recorded) markRecorded(request);
           }
           return batchAnswer(resource, result, options);
-        };
+        });
       };
       const bytes = body instanceof RawJson ? body.bytes : undefined;
       const run = () => answerRequest(request, reply, deps.db, settings, bytes, prepare);
