@@ -62,7 +62,8 @@ export type WriteActivity = Omit<ActivityRecord, 'items' | 'created' | 'updated'
  * parameters are $first on (recordingParams); `counted`: the counts as SQL over `from`, the
  * statement's own results. The duration adds the statement's time up to the row (the row is made
  * once `from` is read whole) to the time until it was sent, as the transaction's record measured it
- * after the write.
+ * after the write; `at` is the statement's start, when the write began (the transaction's record
+ * took its own INSERT's, just after the write).
  */
 export function recordingCte(
   first: number,
