@@ -1,4 +1,5 @@
 import type { components } from '../generated/api';
+import { Field } from './ui';
 
 type Meta = components['schemas']['PageMeta'];
 
@@ -31,4 +32,19 @@ export function filledValues(form: HTMLFormElement): Record<string, string> {
     if (typeof value === 'string' && value.trim() !== '') values[name] = value.trim();
   }
   return values;
+}
+
+/** The `limit` of a list: the sizes a page offers, and the one it starts with. */
+export function PerPage({ sizes, initial }: { sizes: readonly number[]; initial: number }) {
+  return (
+    <Field label="Per page">
+      <select name="limit" defaultValue={String(initial)}>
+        {sizes.map((n) => (
+          <option key={n} value={String(n)}>
+            {n}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { components } from '../../generated/api';
-import { filledValues } from '../paging';
+import { filledValues, PerPage } from '../paging';
 import { api, messageOf } from '../session';
 import { Feedback, Field, formatCount, usePoll } from '../ui';
 
@@ -91,15 +91,7 @@ export function ActivityPage() {
             ))}
           </select>
         </Field>
-        <Field label="Per page">
-          <select name="limit" defaultValue="50">
-            {['10', '25', '50', '100'].map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <PerPage sizes={[10, 25, 50, 100]} initial={50} />
         <div class="actions">
           <button type="submit">Apply filters</button>
         </div>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { components } from '../../generated/api';
-import { filledValues, Pager } from '../paging';
+import { filledValues, Pager, PerPage } from '../paging';
 import { api, messageOf } from '../session';
 import { Feedback, Field, useAction, usePoll } from '../ui';
 
@@ -97,15 +97,7 @@ export function DeliveriesPage() {
             <option value="reported_at">oldest first</option>
           </select>
         </Field>
-        <Field label="Per page">
-          <select name="limit" defaultValue="100">
-            {['10', '25', '100', '500'].map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <PerPage sizes={[10, 25, 100, 500]} initial={100} />
         <div class="actions">
           <button type="submit">Apply filters</button>
         </div>
