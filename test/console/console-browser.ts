@@ -2,11 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { spawnServer, waitReady } from '../../kit/server-process.js';
-import { type TenantClient, tenantClient } from '../../kit/tenant-client.js';
-import { httpTransport } from '../../kit/transport.js';
-import { newDatabaseSettings, type ServedBackend } from '../helpers/served-settings.js';
-import { run } from '../upload/served.js';
+import type { TenantClient } from '../../kit/tenant-client.js';
+import type { ServedBackend } from '../helpers/served-settings.js';
+import { servedTenant } from '../upload/served.js';
 
 /*
  * The console's browser suites (extensions.md 14): the built server (`npm run build` first) started as
@@ -25,29 +23,12 @@ export interface Console {
 
 /** A served process on a new database with one tenant; webhooks may reach loopback. */
 export async function servedConsole(backend: ServedBackend): Promise<Console> {
-  const settings = await newDatabaseSettings(backend);
-  const made = await run(['tenant', 'create', '--name', 'console', '--json'], settings);
-  if (made.code !== 0) throw new Error(`tenant create: ${made.stderr}`);
-  const credentials = JSON.parse(made.stdout);
-  let output = '';
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    LOG_LEVEL: 'warn',
+  // CONSOLE on whatever the calling shell says.
+  const { url, tenant, credentialsJson } = await servedTenant(backend, 'console', {
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
-  };
-  delete env.DATABASE_URL;
-  delete env.DATA_DIR;
-  delete env.CONSOLE;
-  const server = await spawnServer({
-    env: { ...env, ...settings },
-    onOutput: (chunk) => {
-      output = (output + chunk.toString()).slice(-4000);
-    },
+    CONSOLE: 'on',
   });
-  after(() => server.stop());
-  await waitReady(server, 120_000, () => output);
-  const tenant = await tenantClient(httpTransport(server.url), credentials);
-  return { url: server.url, tenant, credentials };
+  return { url, tenant, credentials: JSON.parse(credentialsJson) };
 }
 
 export async function launch(): Promise<Browser> {

@@ -82,21 +82,25 @@ export function onTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {})
 export const run = (args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ChildOutput> =>
   outputOf(command(args, env));
 
-/** A served process on a new database, with one tenant whose credentials file is `credentials`. */
-export async function served(backend: ServedBackend): Promise<Served> {
-  const dir = tempDir();
+/**
+ * The command `serve` on a new database with one tenant made by `tenant create` (its JSON:
+ * `credentialsJson`), signed in; `env` is added to the server's environment.
+ */
+export async function servedTenant(
+  backend: ServedBackend,
+  name: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; tenant: TenantClient; credentialsJson: string }> {
   const settings = await newDatabaseSettings(backend);
   // Before serve: the embedded database is one process's at a time.
-  const made = await run(['tenant', 'create', '--name', 'uploader', '--json'], settings);
+  const made = await run(['tenant', 'create', '--name', name, '--json'], settings);
   if (made.code !== 0) throw new Error(`tenant create: ${made.stderr}`);
-  const credentials = join(dir, 'credentials.json');
-  writeFileSync(credentials, made.stdout);
   let output = '';
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
-  delete env.DATABASE_URL;
-  delete env.DATA_DIR;
+  const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn' };
+  delete base.DATABASE_URL;
+  delete base.DATA_DIR;
   const server = await spawnServer({
-    env: { ...env, ...settings },
+    env: { ...base, ...env, ...settings },
     onOutput: (chunk) => {
       output = (output + chunk.toString()).slice(-4000);
     },
@@ -104,7 +108,16 @@ export async function served(backend: ServedBackend): Promise<Served> {
   after(() => server.stop());
   await waitReady(server, 120_000, () => output);
   const tenant = await tenantClient(httpTransport(server.url), JSON.parse(made.stdout));
-  return { url: server.url, credentials, dir, tenant };
+  return { url: server.url, tenant, credentialsJson: made.stdout };
+}
+
+/** A served process on a new database, with one tenant whose credentials file is `credentials`. */
+export async function served(backend: ServedBackend): Promise<Served> {
+  const dir = tempDir();
+  const { url, tenant, credentialsJson } = await servedTenant(backend, 'uploader');
+  const credentials = join(dir, 'credentials.json');
+  writeFileSync(credentials, credentialsJson);
+  return { url, credentials, dir, tenant };
 }
 
 /** Writes a file line by line from a generator. */

@@ -297,6 +297,11 @@ function EndpointCard({ endpoint, reload }: { endpoint: Endpoint; reload: () => 
   ]);
   const path = { params: { path: { id: endpoint.id } } };
   const toggle = (panel: typeof open) => setOpen(open === panel ? null : panel);
+  // An active endpoint can be paused; any other (paused, disabled) made active again.
+  const toggled =
+    endpoint.status === 'active'
+      ? { status: 'paused', label: 'Pause', done: 'Paused.' }
+      : { status: 'active', label: 'Resume', done: 'Resumed.' };
   const title = `endpoint-${endpoint.id}`;
   return (
     <article class="card endpoint" aria-labelledby={title}>
@@ -336,39 +341,21 @@ function EndpointCard({ endpoint, reload }: { endpoint: Endpoint; reload: () => 
         >
           Edit
         </button>
-        {endpoint.status === 'active' ? (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() =>
-              action.run(
-                () => api.PATCH('/v1/webhooks/{id}', { ...path, body: { status: 'paused' } as never }),
-                () => {
-                  reload();
-                  return 'Paused.';
-                },
-              )
-            }
-          >
-            Pause
-          </button>
-        ) : (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() =>
-              action.run(
-                () => api.PATCH('/v1/webhooks/{id}', { ...path, body: { status: 'active' } as never }),
-                () => {
-                  reload();
-                  return 'Resumed.';
-                },
-              )
-            }
-          >
-            Resume
-          </button>
-        )}
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            action.run(
+              () => api.PATCH('/v1/webhooks/{id}', { ...path, body: { status: toggled.status } as never }),
+              () => {
+                reload();
+                return toggled.done;
+              },
+            )
+          }
+        >
+          {toggled.label}
+        </button>
         <button
           type="button"
           class="secondary"
