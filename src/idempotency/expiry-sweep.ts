@@ -20,11 +20,13 @@ const WRITTEN_HOURS_DAYS = ACTIVITY_DAYS + 1;
  * sweep clears the rest when writes stop, so the table holds about a TTL's worth of answers whatever
  * the traffic. The first user of the leases of src/background/. The same rounds remove the write
  * requests of GET /v1/activity older than 7 days and the hours of GET /v1/overview's series, and
- * fold its row counts' slots.
+ * fold its row counts' slots. The lease is named apart only where instances of different purposes
+ * share a database (tests beside served processes).
  */
-export function idempotencyExpirySweep(db: Queryable, holder: string): LeasedWork {
+export function idempotencyExpirySweep(db: Queryable, holder: string, name: string = EXPIRY_SWEEP.name): LeasedWork {
   return leasedWork(db, {
     ...EXPIRY_SWEEP,
+    name,
     holder,
     async round() {
       let removed: number;
