@@ -8,6 +8,7 @@ import { batchCounts, sqlExpressions } from '../resources/batch-counts.js';
 import type { BatchResource, UpdateRule } from '../resources/batch-resource.js';
 import { recordingCte, recordingParams, type WriteActivity } from './activity.js';
 import { FEED_MOVE } from './changes.js';
+import { countingCtes } from './written-counts.js';
 
 /** Key columns sort byte-wise ("C"), the same in every transaction and independent of locale. */
 function orderBy(alias: string, columns: readonly { name: string; sqlType: SqlType }[]): string {
@@ -56,7 +57,8 @@ export interface WriteSqlOptions {
  * unnested into rows, inserted in key order (so concurrent batches lock rows in the same order and
  * cannot deadlock), conflicts ignored or updated by the key. Items of new parents are inserted by the
  * same statement. It returns one row with the number of rows inserted; for upserts, rows whose values
- * did not change are left alone.
+ * did not change are left alone. It counts the rows it wrote for GET /v1/overview itself
+ * (countingCtes), in place of the counting triggers.
  *
  * References are checked by the statement, as a set, in its own snapshot: its last step counts the
  * rows it wrote whose reference names no row of the referred table and passes the count to
@@ -193,7 +195,8 @@ children AS (
   }
   return `WITH written AS (
   ${written}
-)${children}${recorded}
+)${children},
+${countingCtes(resource.name, '$1')}${recorded}
 SELECT count(*) FILTER (WHERE w.inserted)::int AS created${insertedPositions}${missingCheck} FROM written w`;
 }
 

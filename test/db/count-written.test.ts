@@ -1,12 +1,37 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { Queryable } from '../../src/db/database.js';
+import { products } from '../../src/resources/products.js';
+import { buildWriteSql, statementColumns } from '../../src/sql/batch-write.js';
 import { backends, newTenant } from '../helpers/backends.js';
 
 /*
- * count_written (migrations 019, 020): the statement-level triggers that keep resource_rows and
- * written_hours. The routes write one tenant per statement; a statement by hand may write several,
- * and each tenant gets its own counts. A statement that changes no row counts nothing.
+ * count_written (migrations 019 to 021): the statement-level triggers that keep resource_rows and
+ * written_hours for every writer but a batch's write statement, which counts itself
+ * (src/sql/written-counts.ts). The routes write one tenant per statement; a statement by hand may
+ * write several, and each tenant gets its own counts. A statement that changes no row counts nothing.
  */
+
+async function productCounts(db: Queryable, tenant: number): Promise<[string | null, string | null]> {
+  const [row] = await db.query<{ rows: string | null; written: string | null }>(
+    `SELECT (SELECT sum(n)::text FROM resource_rows WHERE tenant_id = $1 AND resource = 'products') AS rows,
+       (SELECT sum(n)::text FROM written_hours WHERE tenant_id = $1 AND resource = 'products') AS written`,
+    [tenant],
+  );
+  return [row!.rows, row!.written];
+}
+
+/** The batch write statement of some products (code, description), as the routes send it. */
+function writeProducts(
+  tenant: number,
+  items: readonly [string, string][],
+): { sql: string; params: unknown[] } {
+  const given: Record<string, string> = { state: 'Y' };
+  const rows = items.map(([code, description]) =>
+    products.fieldNames.map((name) => ({ ...given, code, description })[name] ?? null),
+  );
+  return { sql: buildWriteSql(products), params: [tenant, ...statementColumns(products, rows)] };
+}
 
 for (const backend of backends()) {
   describe(`count_written on ${backend.name}`, () => {
@@ -14,14 +39,7 @@ for (const backend of backends()) {
       const db = await backend.db();
       const a = await newTenant(db);
       const b = await newTenant(db);
-      const counts = async (tenant: number) => {
-        const [row] = await db.query<{ rows: string | null; written: string | null }>(
-          `SELECT (SELECT sum(n)::text FROM resource_rows WHERE tenant_id = $1 AND resource = 'products') AS rows,
-             (SELECT sum(n)::text FROM written_hours WHERE tenant_id = $1 AND resource = 'products') AS written`,
-          [tenant],
-        );
-        return [row!.rows, row!.written];
-      };
+      const counts = (tenant: number) => productCounts(db, tenant);
       await db.query(
         `INSERT INTO products (tenant_id, code, description, state, created_at)
          SELECT t, 'P' || g, 'p', 'Y', now() FROM unnest($1::int[], $2::int[]) AS x(t, k), generate_series(1, k) g`,
@@ -56,6 +74,35 @@ for (const backend of backends()) {
           ['1', '4'],
         ],
       );
+    });
+
+    test('a batch statement counts itself once; a statement after it in its transaction is counted by the triggers', async () => {
+      const db = await backend.db();
+      const tenant = await newTenant(db);
+      const first = writeProducts(tenant, [
+        ['B1', 'one'],
+        ['B2', 'two'],
+      ]);
+      await db.query(first.sql, first.params);
+      assert.deepEqual(await productCounts(db, tenant), ['2', '2'], 'counted once, not by the triggers too');
+
+      // An upsert of one changed row, one unchanged and one new: 1 created, 2 written.
+      await db.transaction(async (tx) => {
+        const second = writeProducts(tenant, [
+          ['B1', 'changed'],
+          ['B2', 'two'],
+          ['B3', 'three'],
+        ]);
+        await tx.query(second.sql, second.params);
+        await tx.query(
+          `INSERT INTO products (tenant_id, code, description, state, created_at) VALUES ($1, 'H1', 'h', 'Y', now())`,
+          [tenant],
+        );
+        await tx.query("UPDATE products SET description = 'again' WHERE tenant_id = $1 AND code = 'B3'", [
+          tenant,
+        ]);
+      });
+      assert.deepEqual(await productCounts(db, tenant), ['4', '6']);
     });
   });
 }
