@@ -23,7 +23,11 @@ const WRITTEN_HOURS_DAYS = ACTIVITY_DAYS + 1;
  * fold its row counts' slots. The lease is named apart only where instances of different purposes
  * share a database (tests beside served processes).
  */
-export function idempotencyExpirySweep(db: Queryable, holder: string, name: string = EXPIRY_SWEEP.name): LeasedWork {
+export function idempotencyExpirySweep(
+  db: Queryable,
+  holder: string,
+  name: string = EXPIRY_SWEEP.name,
+): LeasedWork {
   return leasedWork(db, {
     ...EXPIRY_SWEEP,
     name,
