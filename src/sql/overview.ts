@@ -2,8 +2,9 @@ import type { Queryable } from '../db/database.js';
 import { DATE_TIME_SQL_FORMAT } from '../fields/date-time.js';
 
 // GET /v1/overview (extensions.md 14) in one round trip, its JSON built by PostgreSQL. The row counts
-// and the written-per-hour series are kept by the writes' own triggers (migration 019), in a few
-// slots per tenant and resource summed here; pending and rejected deliveries are row_counts'; jobs and
+// and the written-per-hour series are kept as the writes commit (migrations 019 to 021): by the
+// triggers in a few slots per tenant and resource, and by batches' statements in rows of
+// written_deltas until the sweep folds them, all summed here; pending and rejected deliveries are row_counts'; jobs and
 // webhook endpoints are read as they stand: a tenant has at most 16 endpoints, and its jobs are
 // removed some days after they finish (src/jobs/job-work.ts), so each is a short walk of its index.
 
@@ -19,8 +20,12 @@ const OVERVIEW = `WITH hours AS (
 ),
 names AS (SELECT unnest($2::text[]) AS resource),
 written AS (
-  SELECT resource, hour, sum(n) AS n FROM written_hours
-  WHERE tenant_id = $1 AND hour >= date_trunc('hour', now(), 'UTC') - make_interval(hours => ${OVERVIEW_HOURS - 1})
+  SELECT resource, hour, sum(n) AS n FROM (
+    SELECT resource, hour, n FROM written_hours WHERE tenant_id = $1
+    UNION ALL
+    SELECT resource, hour, written FROM written_deltas WHERE tenant_id = $1
+  ) w
+  WHERE hour >= date_trunc('hour', now(), 'UTC') - make_interval(hours => ${OVERVIEW_HOURS - 1})
   GROUP BY resource, hour
 ),
 series AS (
@@ -33,7 +38,11 @@ SELECT json_build_object(
   'rows', (
     SELECT json_object_agg(names.resource, coalesce(r.n, 0) ORDER BY names.resource)
     FROM names LEFT JOIN (
-      SELECT resource, sum(n)::bigint AS n FROM resource_rows WHERE tenant_id = $1 GROUP BY resource
+      SELECT resource, sum(n)::bigint AS n FROM (
+        SELECT resource, n FROM resource_rows WHERE tenant_id = $1
+        UNION ALL
+        SELECT resource, created FROM written_deltas WHERE tenant_id = $1
+      ) c GROUP BY resource
     ) r ON r.resource = names.resource
   ),
   'deliveries', json_build_object(

@@ -5,6 +5,20 @@
 -- upsert, where the same counts in the statement cost about nothing (docs/performance.md, "Activity
 -- and overview"; docs/decisions/0150-writes-count-themselves.md).
 --
+-- What a batch's write statement counted: one row appended per statement, never updated (updating a
+-- counter row per statement cost as much as the triggers under concurrent writers: each update leaves
+-- a dead version on one hot page). GET /v1/overview adds them to resource_rows and written_hours
+-- until the expiry sweep folds them into slot 0 there, every minute.
+CREATE TABLE written_deltas (
+  tenant_id integer NOT NULL,
+  resource text NOT NULL,
+  hour timestamptz NOT NULL,
+  -- Rows inserted (resource_rows), and rows inserted or changed (written_hours).
+  created bigint NOT NULL,
+  written bigint NOT NULL
+);
+CREATE INDEX written_deltas_tenant ON written_deltas (tenant_id);
+
 -- The statement says so by setting sfa.counted_at, transaction-local, to its own statement_timestamp():
 -- a later statement of the same transaction has another, so its triggers count it as before.
 CREATE OR REPLACE FUNCTION count_written() RETURNS trigger LANGUAGE plpgsql AS $$
