@@ -28,6 +28,7 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { idempotencyExpirySweep } from './idempotency/expiry-sweep.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from './jobs/job-work.js';
 import { registerDocs } from './openapi/docs-routes.js';
+import { writtenCountsFold } from './overview/written-counts-fold.js';
 import { batchResources } from './resources/index.js';
 import { registerBatchRoute } from './routes/api/batch-route.js';
 import { operationsRoutes } from './routes/operations-schemas.js';
@@ -205,6 +206,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       // One instance for all, by lease.
       idempotencyExpirySweep(options.db, newInstanceId()),
+      writtenCountsFold(options.db, newInstanceId()),
       // Every instance sends, each stream (an endpoint and a resource) from one at a time, by lease.
       deliveries,
       // Every instance runs jobs, each job in one instance at a time, by lease.

@@ -2,7 +2,6 @@ import { type LeasedWork, leasedWork } from '../background/leased-work.js';
 import type { Queryable } from '../db/database.js';
 import { foldResourceRows, removeOldActivity, removeOldWrittenHours } from '../sql/activity.js';
 import { removeExpiredAnswers } from '../sql/idempotency.js';
-import { foldWrittenDeltas } from '../sql/written-counts.js';
 
 /** How often the sweep runs, and how long its lease outlives an instance that was killed. */
 export const EXPIRY_SWEEP = { name: 'idempotency-expiry', everyMs: 60_000, leaseSeconds: 300 } as const;
@@ -21,8 +20,8 @@ const WRITTEN_HOURS_DAYS = ACTIVITY_DAYS + 1;
  * sweep clears the rest when writes stop, so the table holds about a TTL's worth of answers whatever
  * the traffic. The first user of the leases of src/background/. The same rounds remove the write
  * requests of GET /v1/activity older than 7 days and the hours of GET /v1/overview's series, and
- * fold its row counts' slots and the counts that batches' statements appended. The lease is named
- * apart only where instances of different purposes share a database (tests beside served processes).
+ * fold its row counts' slots. The lease is named apart only where instances of different purposes
+ * share a database (tests beside served processes).
  */
 export function idempotencyExpirySweep(
   db: Queryable,
@@ -41,8 +40,6 @@ export function idempotencyExpirySweep(
       while (removed === PIECE);
       await removeOldWrittenHours(db, WRITTEN_HOURS_DAYS);
       do removed = await foldResourceRows(db, PIECE);
-      while (removed === PIECE);
-      do removed = await foldWrittenDeltas(db, PIECE);
       while (removed === PIECE);
     },
   });

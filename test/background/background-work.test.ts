@@ -249,6 +249,7 @@ for (const backend of servedBackends) {
       assert.deepEqual(server.app.background.names, [
         'feed-stall-watch',
         EXPIRY_SWEEP.name,
+        'written-counts-fold',
         'webhook-deliveries',
         'jobs',
       ]);

@@ -10,8 +10,9 @@ import { backends, newTenant } from '../helpers/backends.js';
 /*
  * count_written (migrations 019 to 021): the statement-level triggers that keep resource_rows and
  * written_hours for every writer but a batch's write statement, which appends its counts to
- * written_deltas (src/sql/written-counts.ts), folded by the expiry sweep. The routes write one tenant per statement; a statement by hand may
- * write several, and each tenant gets its own counts. A statement that changes no row counts nothing.
+ * written_deltas (src/sql/written-counts.ts), folded by a background work. The routes write one
+ * tenant per statement; a statement by hand may write several, and each tenant gets its own counts.
+ * A statement that changes no row counts nothing.
  */
 
 /** The products' rows and records written as GET /v1/overview reads them (null for none). */
@@ -108,7 +109,7 @@ for (const backend of backends()) {
       });
       assert.deepEqual(await productCounts(db, tenant), ['4', '6']);
 
-      // Folded into the counters' slot 0 (by the expiry sweep): the same counts, read from one place.
+      // Folded into the counters' slot 0 (by src/overview/written-counts-fold.ts): the same counts, read from one place.
       while ((await foldWrittenDeltas(db, 1_000)) === 1_000);
       const [left] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM written_deltas WHERE tenant_id = $1',

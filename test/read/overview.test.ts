@@ -132,7 +132,7 @@ for (const backend of backends()) {
       assert.equal((await a.transport.send({ path: '/v1/overview' })).status, 401);
     });
 
-    test('rows deleted by hand are uncounted too (the triggers, not the routes, keep the counts); slots fold', async () => {
+    test('rows deleted by hand are uncounted too (the triggers count what the routes do not); slots and appended counts fold', async () => {
       const db = await backend.db();
       const a = await appForNewTenant(db);
       await a.post('/api/products/batch-create', [
@@ -143,9 +143,11 @@ for (const backend of backends()) {
       const overview = await a.get('/v1/overview');
       assert.equal(overview.body.rows.products, 1);
 
-      // The expiry sweep folds each session's slot into one row per resource, the count unchanged.
-      await db.query("DELETE FROM leases WHERE name = 'idempotency-expiry'");
+      // The expiry sweep folds each session's slot into one row per resource, and the fold the counts
+      // the batches appended: one row, the count unchanged.
+      await db.query("DELETE FROM leases WHERE name IN ('idempotency-expiry', 'written-counts-fold')");
       await a.transport.app.background.runRound('idempotency-expiry');
+      await a.transport.app.background.runRound('written-counts-fold');
       const slots = await db.query<{ slot: number; n: string }>(
         "SELECT slot, n::text FROM resource_rows WHERE tenant_id = $1 AND resource = 'products'",
         [a.tenant.tenantId],

@@ -8,7 +8,8 @@
 -- What a batch's write statement counted: one row appended per statement, never updated (updating a
 -- counter row per statement cost as much as the triggers under concurrent writers: each update leaves
 -- a dead version on one hot page). GET /v1/overview adds them to resource_rows and written_hours
--- until the expiry sweep folds them into slot 0 there, every minute.
+-- until a leased background work folds them into slot 0 there
+-- (src/overview/written-counts-fold.ts), every 5 seconds.
 CREATE TABLE written_deltas (
   tenant_id integer NOT NULL,
   resource text NOT NULL,
