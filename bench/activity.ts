@@ -69,7 +69,9 @@ async function main(): Promise<void> {
     console.log(
       `  ${RECORDED} write requests recorded in ${((performance.now() - recordStarted) / 1000).toFixed(1)} s: ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
-    await setup.raw.query('VACUUM (ANALYZE) activity, written_hours, resource_rows, written_deltas, customers');
+    await setup.raw.query(
+      'VACUUM (ANALYZE) activity, written_hours, resource_rows, written_deltas, customers',
+    );
     const raw = { query: setup.raw.query.bind(setup.raw), exec: async () => {} };
 
     // A page deep in the history: the before cursor of the request in the middle.
