@@ -4,9 +4,9 @@ import { DATE_TIME_SQL_FORMAT } from '../fields/date-time.js';
 // GET /v1/overview (extensions.md 14) in one round trip, its JSON built by PostgreSQL. The row counts
 // and the written-per-hour series are kept as the writes commit (migrations 019 to 021): by the
 // triggers in a few slots per tenant and resource, and by batches' statements in rows of
-// written_deltas until src/overview/written-counts-fold.ts folds them, all summed here; pending and
-// rejected deliveries are row_counts'; jobs and webhook endpoints are read as they stand: a tenant
-// has at most 16 endpoints, and its jobs are removed some days after they finish
+// written_deltas until src/background/written-counts-fold.ts folds them, all summed here; pending
+// and rejected deliveries are row_counts'; jobs and webhook endpoints are read as they stand: a
+// tenant has at most 16 endpoints, and its jobs are removed some days after they finish
 // (src/jobs/job-work.ts), so each is a short walk of its index.
 
 /** Hours in the series: 7 days, the current hour last. */

@@ -109,7 +109,8 @@ for (const backend of backends()) {
       });
       assert.deepEqual(await productCounts(db, tenant), ['4', '6']);
 
-      // Folded into the counters' slot 0 (by src/overview/written-counts-fold.ts): the same counts, read from one place.
+      // Folded into the counters' slot 0 (src/background/written-counts-fold.ts): the same counts,
+      // read from one place.
       while ((await foldWrittenDeltas(db, 1_000)) === 1_000);
       const [left] = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM written_deltas WHERE tenant_id = $1',

@@ -9,7 +9,7 @@
 -- counter row per statement cost as much as the triggers under concurrent writers: each update leaves
 -- a dead version on one hot page). GET /v1/overview adds them to resource_rows and written_hours
 -- until a leased background work folds them into slot 0 there
--- (src/overview/written-counts-fold.ts), every 5 seconds.
+-- (src/background/written-counts-fold.ts), every 5 seconds.
 CREATE TABLE written_deltas (
   tenant_id integer NOT NULL,
   resource text NOT NULL,

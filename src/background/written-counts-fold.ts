@@ -1,6 +1,6 @@
-import { type LeasedWork, leasedWork } from '../background/leased-work.js';
 import type { Queryable } from '../db/database.js';
 import { foldWrittenDeltas } from '../sql/written-counts.js';
+import { type LeasedWork, leasedWork } from './leased-work.js';
 
 /**
  * How often the counts that batches append (written_deltas, migration 021) are folded into the
