@@ -27,26 +27,18 @@ export interface ActivityRecord {
 
 // The time of the statement, not of the transaction: in the request's own transaction it is the
 // moment its write was done, which is the moment it was answered.
-const INSERT = `INSERT INTO activity (tenant_id, at, method, path, resource, status, duration_ms, items, created,
-  updated, ignored, idempotency_key, replayed, request_id, problems)
-VALUES ($1, statement_timestamp(), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb)`;
+const INSERT = `INSERT INTO activity (tenant_id, at, method, path, resource, status, duration_ms,
+  idempotency_key, replayed, request_id, problems, items, created, updated, ignored)
+VALUES ($1, statement_timestamp(), $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14)`;
 
+/** A request's row in a statement of its own: recordingParams' parameters, then the counts. */
 export async function recordActivity(q: Queryable, r: ActivityRecord): Promise<void> {
   await q.query(INSERT, [
-    r.tenantId,
-    r.method,
-    r.path,
-    r.resource ?? null,
-    r.status,
-    r.durationMs,
+    ...recordingParams(r),
     r.items ?? null,
     r.created ?? null,
     r.updated ?? null,
     r.ignored ?? null,
-    r.idempotencyKey ?? null,
-    r.replayed,
-    r.requestId,
-    r.problems ?? null,
   ]);
 }
 

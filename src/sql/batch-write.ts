@@ -182,8 +182,9 @@ children AS (
     // After the statement's other parameters: the items, the distinct rows, then the row's.
     const next = columns.length + 2 + childCount + (leaveOut ? 1 : 0);
     // Both named in the FROM: a parameter the rule leaves out would have no type.
-    const counts = `(SELECT count(*) FILTER (WHERE w.inserted)::int AS created, $${next}::int AS items,
-    $${next + 1}::int AS distinct_rows FROM written w) c`;
+    // The rows created as the statement counted them for the overview (countingCtes).
+    const counts = `(SELECT created::int AS created, $${next}::int AS items,
+    $${next + 1}::int AS distinct_rows FROM counted) c`;
     const counted = batchCounts(
       resource.onExisting,
       'c.created',
