@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import { FEED_MOVE } from './changes.js';
+import { changeCountingCtes } from './written-counts.js';
 
 /**
  * Acknowledges the tenant's given deliveries that are still pending or rejected (clearing the
@@ -9,7 +10,8 @@ import { FEED_MOVE } from './changes.js';
  * other instead of deadlocking. The UPDATE runs although the final SELECT does not read it: a
  * data-modifying WITH always runs to completion. Deliveries acknowledged before keep their date (and
  * their place in the change feed); a new acknowledgement moves the delivery to this transaction's
- * place there (FEED_MOVE, migrations 008 and 013).
+ * place there (FEED_MOVE, migrations 008 and 013). It counts the deliveries it changed for
+ * GET /v1/overview (changeCountingCtes).
  */
 const ACKNOWLEDGE_SQL = `WITH given AS (
   SELECT DISTINCT code FROM unnest($2::text[]) AS g(code)
@@ -22,7 +24,8 @@ const ACKNOWLEDGE_SQL = `WITH given AS (
   UPDATE deliveries d SET acknowledged_at = ${NOW_UTC}, rejected_at = NULL, rejection_reason = NULL, ${FEED_MOVE}
   FROM locked WHERE d.tenant_id = $1 AND d.code = locked.code
   RETURNING d.code
-)
+),
+${changeCountingCtes('deliveries', '$1', 'acknowledged')}
 SELECT given.code
 FROM given
 WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.tenant_id = $1 AND d.code = given.code)

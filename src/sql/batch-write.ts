@@ -58,7 +58,7 @@ export interface WriteSqlOptions {
  * cannot deadlock), conflicts ignored or updated by the key. Items of new parents are inserted by the
  * same statement. It returns one row with the number of rows inserted; for upserts, rows whose values
  * did not change are left alone. It counts the rows it wrote for GET /v1/overview itself
- * (countingCtes), in place of the counting triggers.
+ * (countingCtes): no trigger counts inserts or changes (migration 022).
  *
  * References are checked by the statement, as a set, in its own snapshot: its last step counts the
  * rows it wrote whose reference names no row of the referred table and passes the count to

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { NOW_UTC } from '../fields/date-time.js';
 import { FEED_MOVE } from './changes.js';
+import { changeCountingCtes } from './written-counts.js';
 
 /*
  * Deliveries the ERP cannot take (extensions.md 13). Like the acknowledgement (./acknowledge.ts), each
@@ -8,7 +9,8 @@ import { FEED_MOVE } from './changes.js';
  * with overlapping codes, and an acknowledgement racing a rejection, wait for each other instead of
  * deadlocking; a row that another call acknowledged meanwhile no longer matches once the lock is
  * granted (READ COMMITTED looks at it again), so it ends in exactly one state. Every change moves the
- * delivery to this transaction's place in the change feed (FEED_MOVE).
+ * delivery to this transaction's place in the change feed (FEED_MOVE) and is counted for
+ * GET /v1/overview (changeCountingCtes).
  */
 
 /**
@@ -30,7 +32,8 @@ const REJECT_SQL = `WITH given AS (
   FROM locked JOIN given USING (code)
   WHERE d.tenant_id = $1 AND d.code = locked.code AND d.acknowledged_at IS NULL
   RETURNING d.code
-)
+),
+${changeCountingCtes('deliveries', '$1', 'rejected')}
 SELECT given.code
 FROM given
 WHERE NOT EXISTS (SELECT 1 FROM rejected r WHERE r.code = given.code)
@@ -63,7 +66,8 @@ const REQUEUE_SQL = `WITH given AS (
   FROM locked
   WHERE d.tenant_id = $1 AND d.code = locked.code AND d.acknowledged_at IS NULL AND d.rejected_at IS NOT NULL
   RETURNING d.code
-)
+),
+${changeCountingCtes('deliveries', '$1', 'requeued')}
 SELECT given.code
 FROM given
 WHERE NOT EXISTS (SELECT 1 FROM requeued r WHERE r.code = given.code)

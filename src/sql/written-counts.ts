@@ -2,26 +2,35 @@ import type { Queryable } from '../db/database.js';
 import { literal } from '../db/sql.js';
 
 /**
- * The CTEs by which a batch's write statement counts its own rows for GET /v1/overview, read from its
- * CTE `written` (each row written, `inserted` for the new ones): one row appended to written_deltas
- * (migration 021) with the rows it inserted (the resource's rows) and the rows it inserted or changed
- * (the current hour's records written), as migration 019's triggers count them. The statement then
- * tells those triggers, through `sfa.counted_at`, that it counted itself: they cost PostgreSQL
- * 0.4-0.7 ms per 1,000-item upsert, where this costs about nothing
- * (docs/decisions/0150-writes-count-themselves.md). `tenant`: the SQL of the tenant id.
+ * The CTEs by which a statement that inserts or changes a resource's rows counts them for
+ * GET /v1/overview: `counted` (created, written), then one row appended to written_deltas (migration
+ * 021) with the rows it inserted (the resource's rows) and the rows it inserted or changed (the
+ * current hour's records written). Every such statement of the service counts itself so: no trigger
+ * counts inserts or changes (migration 022), since keeping their transition tables cost a 1,000-row
+ * upsert 0.6 ms where this costs about nothing (docs/decisions/0150-writes-count-themselves.md).
+ * `tenant`: the SQL of the tenant id; `from`: the CTE of the rows written; `created`: the SQL that
+ * counts the inserted ones among them.
  */
-export function countingCtes(resource: string, tenant: string): string {
-  // MATERIALIZED: computed once, set_config included, whatever reads it.
+function deltaCtes(resource: string, tenant: string, from: string, created: string): string {
+  // MATERIALIZED: computed once, whatever reads it (a batch's activity row reads it too).
   return `counted AS MATERIALIZED (
-  SELECT count(*) FILTER (WHERE inserted) AS created, count(*) AS written,
-    set_config('sfa.counted_at', statement_timestamp()::text, true) AS said
-  FROM written
+  SELECT ${created} AS created, count(*) AS written FROM ${from}
 ),
 deltas AS (
   INSERT INTO written_deltas (tenant_id, resource, hour, created, written)
   SELECT ${tenant}, ${literal(resource)}, date_trunc('hour', statement_timestamp(), 'UTC'), created, written
-  FROM counted WHERE said IS NOT NULL AND written > 0
+  FROM counted WHERE written > 0
 )`;
+}
+
+/** A batch's or a job block's upsert: its CTE `written` has each row written, `inserted` for the new ones. */
+export function countingCtes(resource: string, tenant: string): string {
+  return deltaCtes(resource, tenant, 'written', 'count(*) FILTER (WHERE inserted)');
+}
+
+/** A statement that changes rows and inserts none: `from` is its CTE returning one row per row changed. */
+export function changeCountingCtes(resource: string, tenant: string, from: string): string {
+  return deltaCtes(resource, tenant, from, '0::bigint');
 }
 
 /**

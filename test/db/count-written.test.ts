@@ -8,11 +8,10 @@ import { foldWrittenDeltas } from '../../src/sql/written-counts.js';
 import { backends, newTenant } from '../helpers/backends.js';
 
 /*
- * count_written (migrations 019 to 021): the statement-level triggers that keep resource_rows and
- * written_hours for every writer but a batch's write statement, which appends its counts to
- * written_deltas (src/sql/written-counts.ts), folded by a background work. The routes write one
- * tenant per statement; a statement by hand may write several, and each tenant gets its own counts.
- * A statement that changes no row counts nothing.
+ * How resource_rows and written_hours are kept (migrations 019 to 022): each statement of the service
+ * that inserts or changes a resource's rows appends its counts to written_deltas
+ * (src/sql/written-counts.ts), folded by a background work; count_written, the one trigger left, uncounts
+ * the rows deleted (by hand: no statement of the service deletes them), per tenant.
  */
 
 /** The products' rows and records written as GET /v1/overview reads them (null for none). */
@@ -40,84 +39,78 @@ function writeProducts(
 
 for (const backend of backends()) {
   describe(`count_written on ${backend.name}`, () => {
-    test('one statement over two tenants counts each; a statement of no rows counts nothing', async () => {
+    test('a batch statement counts itself once, upserts count what they changed, a delete by hand uncounts each tenant', async () => {
       const db = await backend.db();
       const a = await newTenant(db);
       const b = await newTenant(db);
-      const counts = (tenant: number) => productCounts(db, tenant);
-      await db.query(
-        `INSERT INTO products (tenant_id, code, description, state, created_at)
-         SELECT t, 'P' || g, 'p', 'Y', now() FROM unnest($1::int[], $2::int[]) AS x(t, k), generate_series(1, k) g`,
-        [
-          [a, b],
-          [3, 2],
-        ],
-      );
+      const write = async (tenant: number, items: [string, string][]) => {
+        const statement = writeProducts(tenant, items);
+        await db.query(statement.sql, statement.params);
+      };
+      await write(a, [
+        ['B1', 'one'],
+        ['B2', 'two'],
+        ['B3', 'three'],
+      ]);
+      await write(b, [
+        ['B1', 'one'],
+        ['B2', 'two'],
+      ]);
       assert.deepEqual(
-        [await counts(a), await counts(b)],
+        [await productCounts(db, a), await productCounts(db, b)],
         [
           ['3', '3'],
           ['2', '2'],
         ],
       );
-      await db.query("UPDATE products SET description = 'q' WHERE tenant_id = ANY ($1::int[])", [[a, b]]);
-      await db.query("UPDATE products SET description = 'r' WHERE tenant_id = ANY ($1::int[]) AND false", [
-        [a, b],
-      ]);
-      assert.deepEqual(
-        [await counts(a), await counts(b)],
-        [
-          ['3', '6'],
-          ['2', '4'],
-        ],
-      );
-      await db.query("DELETE FROM products WHERE tenant_id = ANY ($1::int[]) AND code <> 'P1'", [[a, b]]);
-      assert.deepEqual(
-        [await counts(a), await counts(b)],
-        [
-          ['1', '6'],
-          ['1', '4'],
-        ],
-      );
-    });
 
-    test('a batch statement counts itself once; a statement after it in its transaction is counted by the triggers', async () => {
-      const db = await backend.db();
-      const tenant = await newTenant(db);
-      const first = writeProducts(tenant, [
-        ['B1', 'one'],
-        ['B2', 'two'],
-      ]);
-      await db.query(first.sql, first.params);
-      assert.deepEqual(await productCounts(db, tenant), ['2', '2'], 'counted once, not by the triggers too');
-
-      // An upsert of one changed row, one unchanged and one new: 1 created, 2 written.
+      // An upsert of one changed row, one unchanged and one new: 1 created, 2 written; in a
+      // transaction, counted when it commits.
       await db.transaction(async (tx) => {
-        const second = writeProducts(tenant, [
+        const second = writeProducts(a, [
           ['B1', 'changed'],
           ['B2', 'two'],
-          ['B3', 'three'],
+          ['B4', 'four'],
         ]);
         await tx.query(second.sql, second.params);
-        await tx.query(
-          `INSERT INTO products (tenant_id, code, description, state, created_at) VALUES ($1, 'H1', 'h', 'Y', now())`,
-          [tenant],
-        );
-        await tx.query("UPDATE products SET description = 'again' WHERE tenant_id = $1 AND code = 'B3'", [
-          tenant,
-        ]);
       });
-      assert.deepEqual(await productCounts(db, tenant), ['4', '6']);
+      // The same statement rolled back counts nothing.
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          const third = writeProducts(a, [['B5', 'five']]);
+          await tx.query(third.sql, third.params);
+          throw new Error('rolled back');
+        }),
+        /rolled back/,
+      );
+      assert.deepEqual(await productCounts(db, a), ['4', '5']);
+
+      // One DELETE over both tenants: each loses its own rows, records written stay.
+      await db.query("DELETE FROM products WHERE tenant_id = ANY ($1::int[]) AND code <> 'B1'", [[a, b]]);
+      await db.query('DELETE FROM products WHERE tenant_id = ANY ($1::int[]) AND false', [[a, b]]);
+      assert.deepEqual(
+        [await productCounts(db, a), await productCounts(db, b)],
+        [
+          ['1', '5'],
+          ['1', '2'],
+        ],
+      );
 
       // Folded into the counters' slot 0 (src/background/written-counts-fold.ts): the same counts,
       // read from one place.
       while ((await foldWrittenDeltas(db, 1_000)) === 1_000);
       const [left] = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM written_deltas WHERE tenant_id = $1',
-        [tenant],
+        'SELECT count(*)::int AS n FROM written_deltas WHERE tenant_id = ANY ($1::int[])',
+        [[a, b]],
       );
       assert.equal(left!.n, 0);
-      assert.deepEqual(await productCounts(db, tenant), ['4', '6']);
+      assert.deepEqual(
+        [await productCounts(db, a), await productCounts(db, b)],
+        [
+          ['1', '5'],
+          ['1', '2'],
+        ],
+      );
     });
   });
 }

@@ -52,7 +52,7 @@ for (const backend of backends()) {
         }
         expectedWritten[endpoint.name] = (expectedWritten[endpoint.name] ?? 0) + 3;
       }
-      // An upsert that changes a row writes it (the UPDATE's trigger).
+      // An upsert that changes a row writes it.
       const changed = await a.post('/api/products/batch-create', [
         { code: REFERRED, description: 'changed' },
       ]);
@@ -62,9 +62,13 @@ for (const backend of backends()) {
       await a.post('/api/deliveries/batch-create', [delivery('OV-1'), delivery('OV-2'), delivery('OV-3')]);
       expectedWritten.deliveries! += 3;
       await a.post('/v1/deliveries/acknowledge', ['OV-1']);
-      await a.post('/v1/deliveries/reject', [{ code: 'OV-2', reason: 'no stock' }]);
-      // The acknowledgement and the rejection each wrote one delivery.
-      expectedWritten.deliveries! += 2;
+      await a.post('/v1/deliveries/reject', [
+        { code: 'OV-2', reason: 'no stock' },
+        { code: 'OV-3', reason: 'closed' },
+      ]);
+      await a.post('/v1/deliveries/requeue', ['OV-3']);
+      // The acknowledgement, the rejection and the requeue wrote 1, 2 and 1 deliveries.
+      expectedWritten.deliveries! += 4;
       const job = await a.post('/v1/jobs', { resource: 'prices', format: 'csv' });
       assert.equal(job.status, 201);
       const hook = await a.post('/v1/webhooks', { url: 'http://127.0.0.1:9/h', resources: ['products'] });
@@ -132,7 +136,7 @@ for (const backend of backends()) {
       assert.equal((await a.transport.send({ path: '/v1/overview' })).status, 401);
     });
 
-    test('rows deleted by hand are uncounted too (the triggers count what the routes do not); slots and appended counts fold', async () => {
+    test('rows deleted by hand are uncounted too (the DELETE trigger); slots and appended counts fold', async () => {
       const db = await backend.db();
       const a = await appForNewTenant(db);
       await a.post('/api/products/batch-create', [
