@@ -11,8 +11,15 @@ export interface Queryable {
   exec(script: string): Promise<void>;
 }
 
+/**
+ * Runs `COPY table (columns) FROM STDIN` (text format) with the given rows: one value per column,
+ * tab-separated, one row per line (src/db/copy-text.ts). Many rows load faster so than as parameters.
+ */
+export type CopyFrom = (sql: string, text: string) => Promise<void>;
+
 /** Inside a transaction: statements, and parts of it that can be undone on their own. */
 export interface Transaction extends Queryable {
+  copyFrom: CopyFrom;
   /**
    * Runs work under a savepoint: kept when it resolves, undone when it throws (the error passes on
    * and the transaction stays usable). `undo: true` undoes it when it resolves too (a dry run: what
@@ -22,11 +29,12 @@ export interface Transaction extends Queryable {
 }
 
 /** A transaction's statements given the savepoints of Transaction (both engines' implementations). */
-export function inTransaction(q: Queryable): Transaction {
+export function inTransaction(q: Queryable, copyFrom: CopyFrom): Transaction {
   let depth = 0;
   return {
     query: (text, params) => q.query(text, params),
     exec: (script) => q.exec(script),
+    copyFrom,
     async savepoint(work, options) {
       // Nested savepoints get names of their own: a name used again would shadow the outer one.
       const name = `sfa_savepoint_${++depth}`;

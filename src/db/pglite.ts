@@ -72,7 +72,17 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     exec: direct.exec,
     wrote: (table, rows) => upkeep.wrote(table, rows),
     statementRows: PGLITE_STATEMENT_ROWS,
-    transaction: (work) => withRetry(() => db.transaction((tx) => work(inTransaction(wrap(tx))))),
+    transaction: (work) =>
+      withRetry(() =>
+        db.transaction((tx) =>
+          work(
+            inTransaction(wrap(tx), async (sql, text) => {
+              // PGlite has no client stream: COPY reads the rows from a blob it is given.
+              await tx.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], { blob: new Blob([text]) });
+            }),
+          ),
+        ),
+      ),
     // One in-process connection, always open, and no pool in front of it.
     poolStats: () => ({ max: 1, total: 1 }),
     upkeepStats: () => upkeep.stats(),

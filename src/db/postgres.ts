@@ -1,4 +1,7 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import { sendCancelRequest } from './cancel-request.js';
 import { parseConnectionTargets } from './connection-url.js';
 import { type Database, inTransaction, type Queryable, withRetry } from './database.js';
@@ -56,6 +59,11 @@ function queryable(client: pg.PoolClient): Queryable {
       await client.query(script);
     },
   };
+}
+
+/** COPY ... FROM STDIN on the transaction's connection, the rows sent as one piece. */
+async function copyInto(client: pg.PoolClient, sql: string, text: string): Promise<void> {
+  await pipeline(Readable.from([text]), client.query(copyFromStdin(sql)));
 }
 
 /**
@@ -222,7 +230,9 @@ export function openPostgres(options: PostgresOptions): Database {
         const client = await acquire();
         try {
           await client.query(begin);
-          const result = await work(inTransaction(queryable(client)));
+          const result = await work(
+            inTransaction(queryable(client), (sql, text) => copyInto(client, sql, text)),
+          );
           await client.query('COMMIT');
           giveBack(client);
           return result;

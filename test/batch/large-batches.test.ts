@@ -98,7 +98,8 @@ test('a batch is cut at the statement size the database asks for, inside one tra
     const spied: Database = {
       ...db,
       ...counted(db, 'alone'),
-      transaction: (work) => db.transaction((tx) => work(inTransaction(counted(tx, 'in transaction')))),
+      transaction: (work) =>
+        db.transaction((tx) => work(inTransaction(counted(tx, 'in transaction'), tx.copyFrom))),
     };
     const first = await loadBatch(
       spied,

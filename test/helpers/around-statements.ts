@@ -24,6 +24,6 @@ export function around(db: Database, steps: { before?: Step; after?: Step }): Da
     ...wrap(db),
     // Its savepoints too are statements of the wrapped transaction.
     transaction: <T>(work: (tx: Transaction) => Promise<T>) =>
-      db.transaction((tx) => work(inTransaction(wrap(tx)))),
+      db.transaction((tx) => work(inTransaction(wrap(tx), tx.copyFrom))),
   });
 }
