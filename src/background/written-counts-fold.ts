@@ -3,8 +3,8 @@ import { foldWrittenDeltas } from '../sql/written-counts.js';
 import { type LeasedWork, leasedWork } from './leased-work.js';
 
 /**
- * How often the counts that batches append (written_deltas, migration 021) are folded into the
- * overview's counters, and how long the lease outlives an instance that was killed. Often: GET
+ * How often the counts that write statements append (written_deltas, migration 021) are folded into
+ * the overview's counters, and how long the lease outlives an instance that was killed. Often: GET
  * /v1/overview adds every row not yet folded, and a burst of one-item batches appends a row each.
  */
 export const WRITTEN_COUNTS_FOLD = { name: 'written-counts-fold', everyMs: 5_000, leaseSeconds: 30 } as const;

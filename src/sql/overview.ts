@@ -2,9 +2,10 @@ import type { Queryable } from '../db/database.js';
 import { DATE_TIME_SQL_FORMAT } from '../fields/date-time.js';
 
 // GET /v1/overview (extensions.md 14) in one round trip, its JSON built by PostgreSQL. The row counts
-// and the written-per-hour series are kept as the writes commit (migrations 019 to 021): by the
-// triggers in a few slots per tenant and resource, and by batches' statements in rows of
-// written_deltas until src/background/written-counts-fold.ts folds them, all summed here; pending
+// and the written-per-hour series are kept as the writes commit (migrations 019 to 022): each write
+// statement appends its counts to written_deltas until src/background/written-counts-fold.ts folds
+// them into a few slots per tenant and resource (where the DELETE trigger also counts), all summed
+// here; pending
 // and rejected deliveries are row_counts'; jobs and webhook endpoints are read as they stand: a
 // tenant has at most 16 endpoints, and its jobs are removed some days after they finish
 // (src/jobs/job-work.ts), so each is a short walk of its index.
