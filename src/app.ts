@@ -159,8 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: trustedProxies(options.config.trustProxy ?? false),
   });
   // First of every hook, before any plugin is registered: every route's requests are counted.
-  const serving = requestsInFlight(app);
-  app.decorate('requestsInFlight', serving);
+  app.decorate('requestsInFlight', requestsInFlight(app));
   app.decorateRequest('tenantId', 0);
   const feedWatch = new FeedStallWatch(
     options.db,
@@ -189,7 +188,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...options.jobs,
     },
     admission,
-    serving,
     (resource, rows) => metrics.jobRowsWritten(resource, rows),
     app.log,
   );

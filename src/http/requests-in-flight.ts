@@ -9,11 +9,8 @@ export interface RequestsInFlight {
 }
 
 /**
- * Whether the app is answering a request now. Background work that can run at two speeds asks it:
- * a bulk job makes its next block ready while one is written only when nothing else is being
- * answered, so that a lone job gets both cores and other tenants' requests, when there are some,
- * find the CPU free (docs/decisions/0096-job-lookahead-when-alone.md). The process
- * hands freed memory back once it has been quiet a while (src/memory-trim.ts).
+ * Whether the app is answering a request now: the process hands freed memory back once it has been
+ * quiet a while, and not while a job runs either (src/memory-trim.ts, src/server.ts).
  */
 export function requestsInFlight(app: FastifyInstance): RequestsInFlight {
   let count = 0;

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type CheckedRows, checkRows, keyOf, sentKeyText } from '../batch/check-block.js';
+import type { Transaction } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {
   type ClaimedJob,
@@ -8,6 +9,7 @@ import {
   renewJob,
   startValidation,
 } from '../sql/job-runs.js';
+import { createStaging, markReplaced, markStaged, type StagedRow, stageRows } from '../sql/job-staging.js';
 import { delimiterHint } from './delimiter-hint.js';
 import { type KeptBlock, keptBlocks } from './file-blocks.js';
 import { FileProblem } from './file-rows.js';
@@ -16,7 +18,8 @@ import { RepeatedKeys } from './repeated-keys.js';
 
 /*
  * The second stage of a job run: its blocks checked by the batch's rules (src/batch/check-block.ts),
- * the whole file before anything is written (state validating), and again as each block is written.
+ * the whole file before anything is written (state validating), the rows that pass copied into the
+ * job's staging tables as the check goes, for the writing (src/sql/job-staging.ts).
  */
 
 /** A block of the file's rows as a pass reads it: checked by the batch rules. */
@@ -26,8 +29,9 @@ export interface CheckedBlock extends KeptBlock {
 
 /**
  * The file's blocks from the line after `fromLine`, each checked: what every pass of a run reads.
- * Validating: every row, the reference rule included (one query a block). Writing: without the rows
- * the check found invalid, and without the reference rule, which they passed then.
+ * Validating: every row, the reference rule included (one query a block). Writing (its rows staged
+ * again): without the rows the check found invalid, and without the reference rule, which they
+ * passed then.
  */
 export async function* checkedBlocks(
   context: JobRunContext,
@@ -53,20 +57,69 @@ export function keyText(resource: BatchResource, item: unknown): string {
 const count = (n: number) => n.toLocaleString('en-US');
 
 /**
+ * Copies checked rows into the job's staging tables (src/sql/job-staging.ts), a block a transaction
+ * that also records the pass's progress, each sent while the next block is read and checked: the
+ * check's JavaScript and PostgreSQL's COPY overlap. One transaction at a time, in block order.
+ */
+class StagingCopy {
+  #pending: Promise<void> | undefined;
+
+  constructor(
+    readonly context: JobRunContext,
+    readonly job: ClaimedJob,
+    readonly resource: BatchResource,
+  ) {}
+
+  /**
+   * Sends the rows, and `record` in the same transaction (false: the job is no longer this holder's),
+   * once the block before committed. A failure is thrown by the next call (or by settle).
+   */
+  async send(rows: readonly StagedRow[], record: (tx: Transaction) => Promise<boolean>): Promise<void> {
+    await this.#pending;
+    const { db } = this.context;
+    const sent = db.transaction(async (tx) => {
+      await stageRows(tx, this.job.id, this.resource, rows);
+      if (!(await record(tx))) throw new JobLetGo('lost');
+    });
+    // Reported by the next await of it; never unhandled meanwhile.
+    sent.catch(() => {});
+    this.#pending = sent;
+  }
+
+  /** Waits for the last block sent; throws its failure. */
+  async settle(): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    await pending;
+  }
+
+  /** The copy is complete: the rows a later one replaces marked, then the mark the writing looks for. */
+  async finish(repeated: RepeatedKeys | undefined): Promise<void> {
+    await this.settle();
+    const { db } = this.context;
+    if (repeated) await markReplaced(db, this.job.id, this.resource, repeated.lastLines());
+    await markStaged(db, this.job.id);
+  }
+}
+
+/**
  * The check of the whole file (state validating): every row by its batch's rules, the invalid ones
- * kept as results as they are found, the counts as they grow. The verdict: the message the job fails
- * with, or, for an upsert, which rows a later one replaces.
+ * kept as results as they are found, the counts as they grow, and the valid rows copied into the job's
+ * staging tables (unless the job already fails: on_invalid=reject with a row invalid). The verdict:
+ * the message the job fails with, if it does.
  */
 export async function checkFile(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
-): Promise<{ failed?: string; repeated?: RepeatedKeys | undefined }> {
+): Promise<{ failed?: string }> {
   const { db, holder, leaseSeconds } = context;
   // A generator reads nothing until it is iterated: the first block is read after the start below.
   const blocks = checkedBlocks(context, job, resource, 0);
   const repeated = resource.onExisting === 'update' ? new RepeatedKeys(job.bytes) : undefined;
   if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
+  await createStaging(db, job.id, resource);
+  const copy = new StagingCopy(context, job, resource);
   let received = 0;
   let invalid = 0;
   // Read from the first invalid row: a header read with the wrong delimiter makes every row invalid alike.
@@ -74,6 +127,8 @@ export async function checkFile(
   try {
     for await (const { rows: block, checked } of blocks) {
       const lines: number[] = [];
+      const staged: StagedRow[] = [];
+      const stages = !(job.on_invalid === 'reject' && invalid > 0);
       let body = '';
       for (let at = 0; at < block.length; at++) {
         if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
@@ -83,19 +138,24 @@ export async function checkFile(
           if (invalid + lines.length === 0) hint = delimiterHint(job, resource.fieldNames, errors);
           lines.push(row.line);
           body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
-        } else if (repeated) {
-          repeated.add(keyOf(resource.keyPositions, checked.values[at]!), row.line);
+        } else if (stages) {
+          const values = checked.values[at]!;
+          staged.push({ line: row.line, key: keyText(resource, row.item), values });
+          repeated?.add(keyOf(resource.keyPositions, values), row.line);
         }
       }
       received += block.length;
       invalid += lines.length;
       const failed: FailedBlock | undefined =
         lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
-      if (!(await recordValidation(db, job.id, holder, leaseSeconds, { received, invalid }, failed))) {
-        throw new JobLetGo('lost');
-      }
+      const counts = { received, invalid };
+      await copy.send(invalid > 0 && job.on_invalid === 'reject' ? [] : staged, (tx) =>
+        recordValidation(tx, job.id, holder, leaseSeconds, counts, failed),
+      );
     }
+    await copy.settle();
   } catch (error) {
+    await copy.settle().catch(() => {});
     if (error instanceof FileProblem) return { failed: error.message };
     throw error;
   }
@@ -110,24 +170,41 @@ export async function checkFile(
       failed: `All ${count(received)} rows are invalid (results with outcome=failed list them)${hinted}`,
     };
   }
-  return { repeated };
+  await copy.finish(repeated);
+  return {};
 }
 
-/** Which rows a later one replaces, read again from the file (a writing resumed after a restart). */
-export async function findRepeats(
+/**
+ * The job's rows copied again into its staging tables from the file, after `fromLine` (the writing's
+ * last block), when the copy of the check was lost (src/sql/job-staging.ts): the rows the check
+ * passed, by the same rules, the reference rule left out (they passed it then).
+ */
+export async function stageFile(
   context: JobRunContext,
   job: ClaimedJob,
   resource: BatchResource,
-): Promise<RepeatedKeys> {
-  const { db } = context;
-  const blocks = checkedBlocks(context, job, resource, 0);
-  const repeated = new RepeatedKeys(job.bytes);
-  for await (const { rows, checked } of blocks) {
-    for (let at = 0; at < rows.length; at++) {
-      const values = checked.values[at];
-      if (values) repeated.add(keyOf(resource.keyPositions, values), rows[at]!.line);
+  fromLine: number,
+): Promise<void> {
+  const { db, holder, leaseSeconds } = context;
+  await createStaging(db, job.id, resource);
+  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(job.bytes) : undefined;
+  const copy = new StagingCopy(context, job, resource);
+  try {
+    for await (const { rows, checked } of checkedBlocks(context, job, resource, fromLine)) {
+      const staged: StagedRow[] = [];
+      for (let at = 0; at < rows.length; at++) {
+        if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
+        const row = rows[at]!;
+        const values = checked.values[at];
+        // Valid when checked before; a row that is not now is a bug, never a silent skip.
+        if (!values) throw new Error(`line ${row.line} was valid when checked and is not now`);
+        staged.push({ line: row.line, key: keyText(resource, row.item), values });
+        repeated?.add(keyOf(resource.keyPositions, values), row.line);
+      }
+      await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
     }
-    if (!(await renewJob(db, job.id, context.holder, context.leaseSeconds))) throw new JobLetGo('lost');
+    await copy.finish(repeated);
+  } finally {
+    await copy.settle().catch(() => {});
   }
-  return repeated;
 }

@@ -8,8 +8,6 @@ export interface JobRunContext {
   leaseSeconds: number;
   /** The writing's transactions take places like batch uploads, so jobs and batches share fairly. */
   admission: BatchAdmission;
-  /** True while the process answers requests: the writing then makes one block ready at a time. */
-  serving(): boolean;
   /** True once the server closes: the run stops after its current block, and the job is let go. */
   stopping(): boolean;
   /** True once a renewal found the job's lease another's: the run stops and writes nothing more. */

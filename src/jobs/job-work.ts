@@ -4,9 +4,10 @@ import { claimPool } from '../background/claim-pool.js';
 import { keepLease, renewEveryMs, TAKEOVER_LEASE_SECONDS } from '../background/lease-timing.js';
 import type { Database } from '../db/database.js';
 import { batchResources } from '../resources/index.js';
-import { type ClaimedJob, claimJob, finishJob, releaseJob, renewJob } from '../sql/job-runs.js';
+import { type ClaimedJob, claimJob, releaseJob, renewJob } from '../sql/job-runs.js';
+import { dropStaleStaging } from '../sql/job-staging.js';
 import { removeExpiredJobs } from '../sql/job-upkeep.js';
-import { runJob } from './job-run.js';
+import { endJob, runJob } from './job-run.js';
 import { JobLetGo } from './job-run-context.js';
 
 /*
@@ -59,7 +60,6 @@ export function jobWork(
   holder: string,
   settings: JobSettings,
   admission: BatchAdmission,
-  serving: () => boolean,
   wroteRows: (resource: string, rows: number) => void,
   log: WarnLog,
 ): JobWork {
@@ -70,7 +70,6 @@ export function jobWork(
     holder,
     leaseSeconds: settings.leaseSeconds,
     admission,
-    serving,
     stopping: () => pool.stopped,
     lost: () => false,
     wroteRows,
@@ -113,7 +112,7 @@ export function jobWork(
       try {
         if (runs >= MAX_FAILED_RUNS) {
           failedRuns.delete(job.id);
-          await finishJob(
+          await endJob(
             db,
             job.id,
             holder,
@@ -161,6 +160,8 @@ export function jobWork(
       if (Date.now() - expiredAt >= EXPIRY_EVERY_MS) {
         expiredAt = Date.now();
         while ((await removeExpiredJobs(db, settings.keepDays, 100)) === 100) {}
+        // Those of a job aborted while it ran, or ended where its run could not drop them.
+        await dropStaleStaging(db);
       }
       await pool.fill();
     },

@@ -44,10 +44,12 @@ export class RepeatedKeys {
     if (seen || this.#lastLine.has(key)) this.#lastLine.set(key, line);
   }
 
-  /** Whether a later line holds the same key (after every line was added). */
-  replacedLater(key: string, line: number): boolean {
-    const last = this.#lastLine.get(key);
-    return last !== undefined && last > line;
+  /**
+   * The last line of every key kept exactly (after every line was added): every key that occurs more
+   * than once is among them, so every row a later one replaces has the key of one of these lines.
+   */
+  lastLines(): number[] {
+    return [...this.#lastLine.values()];
   }
 
   /** Keys kept exactly (repeats and false alarms), for the tests. */

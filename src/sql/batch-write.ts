@@ -72,16 +72,119 @@ export interface WriteSqlOptions {
  * (docs/decisions/0022-references-checked-by-the-write.md).
  */
 export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions = {}): string {
-  const { table, key } = resource;
-  const columns = resource.columnPositions.map((at) => ({
+  const columns = writtenColumns(resource);
+  const arrays = columns.map((c, at) => `$${at + 2}::${c.sqlType}[]`).join(', ');
+  const reference = resource.reference;
+  const childCount = resource.children ? childColumns(resource).length + 1 : 0;
+  const leaveOut =
+    reference && options.leaveOutReferences
+      ? `\n  WHERE NOT EXISTS (SELECT 1 FROM unnest($${columns.length + 2 + childCount}::text[]) AS l(key) WHERE l.key = i.${ident(reference.name)})`
+      : '';
+  let childrenFrom: string | undefined;
+  if (resource.children) {
+    const childrenColumns = [
+      { name: resource.children.parentColumn, sqlType: 'text' },
+      ...childColumns(resource),
+    ];
+    const childArrays = childrenColumns.map((c, at) => `$${columns.length + 2 + at}::${c.sqlType}[]`);
+    childrenFrom = `unnest(${childArrays.join(', ')}) AS c(${childrenColumns.map((c) => ident(c.name)).join(', ')})\n  WHERE`;
+  }
+  const { ctes, keyNames } = writeCtes(resource, {
+    rows: `unnest(${arrays}) AS i(${columns.map((c) => ident(c.name)).join(', ')})${leaveOut}`,
+    children: childrenFrom,
+    returnsKeys: options.outcomes === true,
+  });
+  const keyColumns = columns.filter((c) => resource.key.includes(c.name));
+
+  let insertedPositions = '';
+  if (options.outcomes) {
+    // The key arrays again, numbered: a written key's number is its row's place in the arrays.
+    const keyArrays = keyColumns.map((c) => `$${columns.indexOf(c) + 2}::${c.sqlType}[]`).join(', ');
+    insertedPositions = `,
+  (SELECT array_agg(a.n::int) FROM written w JOIN unnest(${keyArrays}) WITH ORDINALITY AS a(${keyNames.join(', ')}, n) ON ${keysJoined(keyColumns, 'w', 'a')} WHERE w.inserted) AS inserted`;
+  }
+
+  // The written rows' references, checked by the final SELECT (a reference left empty names nothing).
+  let missingCheck = '';
+  if (reference) {
+    const checkedRows = resource.key.includes(reference.name) ? 'w.inserted AND ' : '';
+    const refers = `EXISTS (SELECT 1 FROM ${ident(reference.table)} r WHERE r.tenant_id = $1 AND r.${ident(reference.column)} = w.reference)`;
+    missingCheck = `,
+  refuse_missing_references(count(*) FILTER (WHERE ${checkedRows}w.reference IS NOT NULL AND NOT ${refers})) AS missing`;
+  }
+  let recorded = '';
+  if (options.recordsActivity) {
+    // After the statement's other parameters: the items, the distinct rows, then the row's.
+    const next = columns.length + 2 + childCount + (leaveOut ? 1 : 0);
+    // Both named in the FROM: a parameter the rule leaves out would have no type.
+    // The rows created as the statement counted them for the overview (countingCtes).
+    const counts = `(SELECT created::int AS created, $${next}::int AS items,
+    $${next + 1}::int AS distinct_rows FROM counted) c`;
+    const counted = batchCounts(
+      resource.onExisting,
+      'c.created',
+      'c.items',
+      'c.distinct_rows',
+      sqlExpressions,
+    );
+    recorded = `,\n${recordingCte(next + 2, { items: 'c.items', ...counted }, counts)}`;
+  }
+  return `WITH ${ctes}${recorded}
+SELECT count(*) FILTER (WHERE w.inserted)::int AS created${insertedPositions}${missingCheck} FROM written w`;
+}
+
+/** The columns of the resource's table a write gives, in field-table order (an items field has none). */
+export function writtenColumns(resource: BatchResource): { name: string; sqlType: SqlType }[] {
+  return resource.columnPositions.map((at) => ({
     name: resource.fieldNames[at]!,
     sqlType: resource.fieldList[at]!.sqlType,
   }));
+}
+
+/** Key columns compared byte-wise ("C"): a join sorts or hashes both sides, and a locale's rules cost more. */
+export function keysJoined(
+  keyColumns: readonly { name: string; sqlType: SqlType }[],
+  left: string,
+  right: string,
+): string {
+  return keyColumns
+    .map((c, at) => {
+      const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
+      return `${left}.k${at}${collate} = ${right}.k${at}${collate}`;
+    })
+    .join(' AND ');
+}
+
+/** Where a write's rows come from (writeCtes). */
+export interface WriteSource {
+  /** The FROM of the rows, as `... AS i` with one column per written column (and maybe a WHERE). */
+  rows: string;
+  /** For a resource with children: the FROM of their rows as `... AS c`, ending so that a condition follows. */
+  children?: string | undefined;
+  /** `written` also returns the key columns (k0, k1, ...), to tell which rows were inserted. */
+  returnsKeys: boolean;
+  /** `children` returns a row per child inserted, for the count of rows the write changed. */
+  countsChildren?: boolean;
+}
+
+/**
+ * The CTEs that write rows, whatever they come from (a batch's arrays, a bulk job's staged rows):
+ * `written` (the rows inserted in key order, so concurrent writes lock rows in the same order and
+ * cannot deadlock, conflicts ignored or updated by the key), `children` (the items of the new
+ * parents), and the overview's counting (countingCtes). `written` returns per row written its parent
+ * key, its reference, `inserted` and, with returnsKeys, the keys as k0, k1, ... For upserts, rows
+ * whose values did not change are left alone (and not returned).
+ */
+export function writeCtes(
+  resource: BatchResource,
+  source: WriteSource,
+): { ctes: string; keyNames: string[] } {
+  const { table, key } = resource;
+  const columns = writtenColumns(resource);
   const names = columns.map((c) => c.name);
   const setOnInsert: Record<string, string> = names.includes('created_at') ? {} : { created_at: NOW_UTC };
   for (const [name, value] of Object.entries(resource.setOnInsert ?? {})) setOnInsert[name] = literal(value);
   const insertDefaults = resource.insertDefaults ?? {};
-  const arrays = columns.map((c, at) => `$${at + 2}::${c.sqlType}[]`).join(', ');
   const insertColumns = ['tenant_id', ...names, ...Object.keys(setOnInsert)].map(ident).join(', ');
   const values = [
     '$1',
@@ -91,6 +194,7 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
     ...Object.values(setOnInsert),
   ].join(', ');
   const keyColumns = columns.filter((c) => key.includes(c.name));
+  const keyNames = keyColumns.map((_, at) => `k${at}`);
   const conflictTarget = ['tenant_id', ...key].map(ident).join(', ');
 
   let onConflict = 'DO NOTHING';
@@ -124,81 +228,35 @@ export function buildWriteSql(resource: BatchResource, options: WriteSqlOptions 
 
   const parentKey = ident(key[0]!);
   const reference = resource.reference;
-  const refers = (value: string) =>
-    `EXISTS (SELECT 1 FROM ${ident(reference!.table)} r WHERE r.tenant_id = $1 AND r.${ident(reference!.column)} = ${value})`;
-  const childCount = resource.children ? childColumns(resource).length + 1 : 0;
-  const leaveOut =
-    reference && options.leaveOutReferences
-      ? `\n  WHERE NOT EXISTS (SELECT 1 FROM unnest($${columns.length + 2 + childCount}::text[]) AS l(key) WHERE l.key = i.${ident(reference.name)})`
-      : '';
-  // The written rows' references, checked by the final SELECT (a reference left empty names nothing).
-  const checksReferences = reference !== undefined;
-  const checkedRows = reference && key.includes(reference.name) ? 'w.inserted AND ' : '';
-  const returnedReference = checksReferences ? `, t.${ident(reference.name)} AS reference` : '';
-  const returnedKeys = options.outcomes
+  const returnedReference = reference ? `, t.${ident(reference.name)} AS reference` : '';
+  const returnedKeys = source.returnsKeys
     ? keyColumns.map((c, at) => `, t.${ident(c.name)} AS k${at}`).join('')
     : '';
   const written = `INSERT INTO ${ident(table)} AS t (${insertColumns})
   SELECT ${values}
-  FROM unnest(${arrays}) AS i(${names.map(ident).join(', ')})${leaveOut}
+  FROM ${source.rows}
   ORDER BY ${orderBy('i', keyColumns)}
   ON CONFLICT (${conflictTarget}) ${onConflict}
   RETURNING ${parentKey} AS parent_key${returnedKeys}${returnedReference}, (xmax = 0) AS inserted`;
 
-  const children = resource.children
-    ? `,
+  const children =
+    resource.children && source.children
+      ? `,
 children AS (
-  ${buildChildrenInsert(resource, columns.length + 2)}
-  WHERE c.${ident(resource.children.parentColumn)} IN (SELECT parent_key FROM written WHERE inserted)
+  ${buildChildrenInsert(resource, source.children)} c.${ident(resource.children.parentColumn)} IN (SELECT parent_key FROM written WHERE inserted)
   ORDER BY ${orderBy('c', [
     { name: resource.children.parentColumn, sqlType: 'text' },
     ...childColumns(resource).filter((c) => c.name === childField(resource).key),
-  ])}
+  ])}${source.countsChildren ? '\n  RETURNING 1' : ''}
 )`
-    : '';
-
-  let insertedPositions = '';
-  if (options.outcomes) {
-    // The key arrays again, numbered: a written key's number is its row's place in the arrays.
-    const keyArrays = keyColumns.map((c) => `$${columns.indexOf(c) + 2}::${c.sqlType}[]`).join(', ');
-    const keyNames = keyColumns.map((_, at) => `k${at}`);
-    // Byte-wise ("C") text comparison: the join sorts both sides, and a locale's rules cost more.
-    const joined = keyColumns
-      .map((c, at) => {
-        const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
-        return `w.${keyNames[at]}${collate} = a.${keyNames[at]}${collate}`;
-      })
-      .join(' AND ');
-    insertedPositions = `,
-  (SELECT array_agg(a.n::int) FROM written w JOIN unnest(${keyArrays}) WITH ORDINALITY AS a(${keyNames.join(', ')}, n) ON ${joined} WHERE w.inserted) AS inserted`;
-  }
-
-  const missingCheck = checksReferences
-    ? `,
-  refuse_missing_references(count(*) FILTER (WHERE ${checkedRows}w.reference IS NOT NULL AND NOT ${refers('w.reference')})) AS missing`
-    : '';
-  let recorded = '';
-  if (options.recordsActivity) {
-    // After the statement's other parameters: the items, the distinct rows, then the row's.
-    const next = columns.length + 2 + childCount + (leaveOut ? 1 : 0);
-    // Both named in the FROM: a parameter the rule leaves out would have no type.
-    // The rows created as the statement counted them for the overview (countingCtes).
-    const counts = `(SELECT created::int AS created, $${next}::int AS items,
-    $${next + 1}::int AS distinct_rows FROM counted) c`;
-    const counted = batchCounts(
-      resource.onExisting,
-      'c.created',
-      'c.items',
-      'c.distinct_rows',
-      sqlExpressions,
-    );
-    recorded = `,\n${recordingCte(next + 2, { items: 'c.items', ...counted }, counts)}`;
-  }
-  return `WITH written AS (
+      : '';
+  return {
+    ctes: `written AS (
   ${written}
 )${children},
-${countingCtes(resource.name, '$1')}${recorded}
-SELECT count(*) FILTER (WHERE w.inserted)::int AS created${insertedPositions}${missingCheck} FROM written w`;
+${countingCtes(resource.name, '$1')}`,
+    keyNames,
+  };
 }
 
 function childField(resource: BatchResource): ItemsField {
@@ -312,14 +370,14 @@ export function writeParams(
   return { chunks, chunkRows, childItems };
 }
 
-function buildChildrenInsert(resource: BatchResource, firstParam: number): string {
+/** The children's INSERT from `from` (see WriteSource.children): the condition on their parents follows. */
+function buildChildrenInsert(resource: BatchResource, from: string): string {
   const { table, parentColumn } = resource.children!;
   const columns = [{ name: parentColumn, sqlType: 'text' as SqlType }, ...childColumns(resource)];
   const names = columns.map((c) => ident(c.name)).join(', ');
-  const arrays = columns.map((c, at) => `$${firstParam + at}::${c.sqlType}[]`).join(', ');
   return `INSERT INTO ${ident(table)} (tenant_id, ${names})
   SELECT $1, ${columns.map((c) => `c.${ident(c.name)}`).join(', ')}
-  FROM unnest(${arrays}) AS c(${names})`;
+  FROM ${from}`;
 }
 
 /** What one write statement answers: rows created and, with outcomes, which were inserted (1-based). */

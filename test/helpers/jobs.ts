@@ -150,7 +150,7 @@ export async function drainJobs(db: Database): Promise<void> {
 /**
  * The background work of jobs of one instance, as the app builds it, for tests that drive its rounds
  * themselves: the default settings with `settings` over them, an admission of its own unless one is
- * given, never serving requests unless told, and a silent log.
+ * given, and a silent log.
  */
 export function testJobWork(
   db: Database,
@@ -158,7 +158,6 @@ export function testJobWork(
   options: {
     settings?: Partial<JobSettings>;
     admission?: BatchAdmission;
-    serving?: () => boolean;
   } = {},
 ): JobWork {
   return jobWork(
@@ -166,8 +165,32 @@ export function testJobWork(
     holder,
     { ...DEFAULT_JOB_SETTINGS, ...options.settings },
     options.admission ?? new BatchAdmission(DEFAULT_ADMISSION),
-    options.serving ?? (() => false),
     () => {},
     { warn() {} },
   );
+}
+
+/**
+ * The database as one instance sees it, each of its transactions that starts while job `id` is
+ * writing run through `around` (numbered from 1: the writing's blocks in line order, then the job's
+ * end), which runs it by calling `run`. The check's transactions (its rows staged, state validating)
+ * pass as they are. For tests that stop or hold a run at a chosen block, whatever the machine's speed.
+ */
+export function aroundWritingTransactions(
+  db: Database,
+  id: string,
+  around: (block: number, run: () => Promise<unknown>) => Promise<unknown>,
+): Database {
+  let blocks = 0;
+  return new Proxy(db, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== 'transaction') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: Parameters<Database['transaction']>) => {
+        const [job] = await target.query<{ state: string }>('SELECT state FROM jobs WHERE id = $1', [id]);
+        if (job?.state !== 'writing') return target.transaction(...args);
+        return around(++blocks, () => target.transaction(...args));
+      };
+    },
+  });
 }

@@ -2,10 +2,19 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
+import type { JobWork } from '../../src/jobs/job-work.js';
 import { createTenant } from '../../src/tenants/tenants.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, feedKeys, resultsOf, runJobs, submitJob, until } from '../helpers/jobs.js';
+import {
+  aroundWritingTransactions,
+  csv,
+  feedKeys,
+  resultsOf,
+  runJobs,
+  submitJob,
+  testJobWork,
+} from '../helpers/jobs.js';
 
 /*
  * A job outlives the instance that runs it (extensions.md 12): let go mid-writing, it resumes after the
@@ -57,13 +66,18 @@ for (const backend of backends()) {
 
       const first = await newTenant(db);
       const id = await submitJob(first, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [file]);
-      await first.transport.app.jobs.round();
-      await until(
-        async () => (await first.get(`/v1/jobs/${id}`)).body.rows.created,
-        (created) => created > 0,
-        'a block is written',
+      // The instance closes right after its first block commits: its run stops there and lets the job go.
+      const work: JobWork = testJobWork(
+        aroundWritingTransactions(db, id, async (block, run) => {
+          const result = await run();
+          if (block === 1) void work.close?.();
+          return result;
+        }),
+        'instance-1',
+        { settings: { leaseSeconds: 5 } },
       );
-      // The instance closes: its run stops after the block under way and lets the job go.
+      await work.round();
+      await work.settled();
       await first.transport.app.close();
       const [held] = await db.query<{ state: string; holder: string | null; written: number }>(
         'SELECT state, holder, written_line::int AS written FROM jobs WHERE id = $1',

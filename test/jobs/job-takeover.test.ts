@@ -6,7 +6,16 @@ import type { Database } from '../../src/db/database.js';
 import type { JobWork } from '../../src/jobs/job-work.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, drainJobs, holderOf, resultsOf, submitJob, testJobWork, until } from '../helpers/jobs.js';
+import {
+  aroundWritingTransactions,
+  csv,
+  drainJobs,
+  holderOf,
+  resultsOf,
+  submitJob,
+  testJobWork,
+  until,
+} from '../helpers/jobs.js';
 
 /*
  * A job whose instance stops is taken over, in-process and without sleeping out a lease
@@ -49,26 +58,19 @@ function gate() {
 }
 
 /**
- * The database as one instance sees it, its block transactions held at gates: `before` the
- * transaction of the given block (numbered from 1), or `after` it committed.
+ * The database as one instance sees it, the writing's block transactions of job `id` held at gates:
+ * `before` the transaction of the given block (numbered from 1), or `after` it committed.
  */
 function gated(
   db: Database,
+  id: string,
   gates: { before?: Map<number, ReturnType<typeof gate>>; after?: Map<number, ReturnType<typeof gate>> },
 ): Database {
-  let blocks = 0;
-  return new Proxy(db, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target);
-      if (name !== 'transaction') return typeof value === 'function' ? value.bind(target) : value;
-      return async (...args: Parameters<Database['transaction']>) => {
-        const block = ++blocks;
-        await gates.before?.get(block)?.pass();
-        const result = await target.transaction(...args);
-        await gates.after?.get(block)?.pass();
-        return result;
-      };
-    },
+  return aroundWritingTransactions(db, id, async (block, run) => {
+    await gates.before?.get(block)?.pass();
+    const result = await run();
+    await gates.after?.get(block)?.pass();
+    return result;
   });
 }
 
@@ -114,7 +116,7 @@ for (const backend of backends()) {
       const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [priceFile(tag)]);
       const died = gate();
       const settings = { maxRunning: 1 };
-      const first = testJobWork(gated(db, { after: new Map([[1, died]]) }), 'instance-1', {
+      const first = testJobWork(gated(db, id, { after: new Map([[1, died]]) }), 'instance-1', {
         settings: { ...settings, ...NO_RENEWAL },
       });
       const second = testJobWork(db, 'instance-2', { settings });
@@ -168,10 +170,10 @@ for (const backend of backends()) {
       const frozen = gate();
       const secondAfterBlock = gate();
       const settings = { maxRunning: 1 };
-      const first = testJobWork(gated(db, { before: new Map([[1, frozen]]) }), 'instance-1', {
+      const first = testJobWork(gated(db, id, { before: new Map([[1, frozen]]) }), 'instance-1', {
         settings: { ...settings, ...NO_RENEWAL },
       });
-      const second = testJobWork(gated(db, { after: new Map([[1, secondAfterBlock]]) }), 'instance-2', {
+      const second = testJobWork(gated(db, id, { after: new Map([[1, secondAfterBlock]]) }), 'instance-2', {
         settings,
       });
       try {

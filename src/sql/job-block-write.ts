@@ -1,0 +1,124 @@
+import type { Queryable } from '../db/database.js';
+import { ident } from '../db/sql.js';
+import type { BatchResource } from '../resources/batch-resource.js';
+import { writeCtes, writtenColumns } from './batch-write.js';
+import { stagingTables } from './job-staging.js';
+
+/*
+ * One transaction of a bulk job's writing (extensions.md 12): one statement that writes the staged
+ * rows of lines fromLine+1 to toLine (src/sql/job-staging.ts) by the batch's own CTEs (writeCtes:
+ * the same INSERT, conflict rule, children and counting as a batch), and records in the same
+ * statement each row's outcome in the job's results and the job's progress. The progress moves only
+ * for this holder and only from fromLine, so a block is never written twice.
+ *
+ * The outcomes are the batch's (extensions.md 5 over the whole file): a row a later one replaces
+ * (upsert, job_replaced) and a repeat of a key earlier in the block (insert-if-absent: the first
+ * wins; a repeat in a later block finds the key existing) are ignored; a row inserted is created; any
+ * other row written is updated (upsert, changed or not: decision 0063) or ignored (the key existed).
+ */
+
+/** What a block's statement answers. */
+export interface BlockWritten {
+  /** 1: the job was this holder's at fromLine and moved to toLine; 0: it was not (nothing is kept). */
+  held: number;
+  /** 1: the staged rows were complete (their mark was there); 0: lost, nothing is kept. */
+  marked: number;
+  created: number;
+  updated: number;
+  ignored: number;
+  /** Rows of the block (staged lines), and items inserted with new parents. */
+  rows: number;
+  children: number;
+}
+
+/** The statement for a job's staging tables: $1 tenant, $2 fromLine, $3 toLine, $4 job, $5 holder, $6 lease seconds. */
+export function blockWriteSql(resource: BatchResource, jobId: string): string {
+  const tables = stagingTables(jobId);
+  const keys = writtenColumns(resource).filter((c) => resource.key.includes(c.name));
+  const keyOf = (alias: string) =>
+    keys.map((c) => `${alias}.${ident(c.name)}${c.sqlType === 'text' ? ' COLLATE "C"' : ''}`).join(', ');
+  const upsert = resource.onExisting === 'update';
+  // Upsert: the rows no later row replaces, one per key. Insert-if-absent: each key's first row.
+  const chosen = upsert
+    ? 'SELECT * FROM block WHERE NOT job_replaced'
+    : `SELECT DISTINCT ON (${keyOf('b')}) * FROM block b ORDER BY ${keyOf('b')}, b.job_line`;
+  const { ctes } = writeCtes(resource, {
+    rows: 'chosen AS i',
+    children: resource.children
+      ? `${tables.items} c\n  WHERE c.job_line IN (SELECT job_line FROM chosen) AND`
+      : undefined,
+    returnsKeys: true,
+    countsChildren: true,
+  });
+  const joined = keys
+    .map((c, at) => {
+      const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
+      return `w.k${at}${collate} = c.${ident(c.name)}${collate}`;
+    })
+    .join(' AND ');
+  const existing = upsert ? `WHEN NOT b.job_replaced THEN 'updated'` : '';
+  return `WITH block AS MATERIALIZED (
+  SELECT * FROM ${tables.rows} WHERE job_line > $2 AND job_line <= $3
+),
+chosen AS MATERIALIZED (
+  ${chosen}
+),
+${ctes},
+created_lines AS (
+  SELECT c.job_line FROM chosen c JOIN written w ON ${joined} WHERE w.inserted
+),
+outcomes AS MATERIALIZED (
+  SELECT b.job_line, b.job_key,
+    CASE WHEN n.job_line IS NOT NULL THEN 'created' ${existing} ELSE 'ignored' END AS outcome
+  FROM block b LEFT JOIN created_lines n ON n.job_line = b.job_line
+),
+tally AS MATERIALIZED (
+  SELECT count(*) FILTER (WHERE outcome = 'created') AS created,
+    count(*) FILTER (WHERE outcome = 'updated') AS updated,
+    count(*) FILTER (WHERE outcome = 'ignored') AS ignored, count(*) AS rows
+  FROM outcomes
+),
+job AS (
+  UPDATE jobs SET written_line = $3, rows_created = rows_created + t.created,
+    rows_updated = rows_updated + t.updated, rows_ignored = rows_ignored + t.ignored,
+    held_until = now() + make_interval(secs => $6)
+  FROM tally t
+  WHERE id = $4 AND holder = $5 AND state = 'writing' AND written_line = $2
+  RETURNING jobs.id
+),
+results AS (
+  INSERT INTO job_results (job_id, outcome, first_line, body)
+  SELECT $4, outcome, min(job_line),
+    string_agg('{"line":' || job_line || ',"key":' || job_key || E'}\\n', '' ORDER BY job_line)
+  FROM outcomes GROUP BY outcome
+)
+SELECT (SELECT count(*) FROM job)::int AS held,
+  (SELECT count(*) FROM ${tables.rows} WHERE job_line = 0)::int AS marked,
+  t.created::int AS created, t.updated::int AS updated, t.ignored::int AS ignored, t.rows::int AS rows,
+  ${resource.children ? '(SELECT count(*) FROM children)::int' : '0'} AS children
+FROM tally t`;
+}
+
+/** Runs a block's statement (blockWriteSql) in the caller's transaction. */
+export async function writeStagedBlock(
+  q: Queryable,
+  sql: string,
+  block: {
+    tenantId: number;
+    jobId: string;
+    holder: string;
+    leaseSeconds: number;
+    fromLine: number;
+    toLine: number;
+  },
+): Promise<BlockWritten> {
+  const [row] = await q.query<BlockWritten>(sql, [
+    block.tenantId,
+    block.fromLine,
+    block.toLine,
+    block.jobId,
+    block.holder,
+    block.leaseSeconds,
+  ]);
+  return row!;
+}
