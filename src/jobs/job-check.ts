@@ -93,11 +93,11 @@ class StagingCopy {
     await pending;
   }
 
-  /** The copy is complete: the rows a later one replaces marked, then the mark the writing looks for. */
-  async finish(repeated: RepeatedKeys | undefined): Promise<void> {
+  /** The copy is complete: the rows another one replaces marked, then the mark the writing looks for. */
+  async finish(repeated: RepeatedKeys): Promise<void> {
     await this.settle();
     const { db } = this.context;
-    if (repeated) await markReplaced(db, this.job.id, this.resource, repeated.lastLines());
+    await markReplaced(db, this.job.id, this.resource, repeated.repeatedLines());
     await markStaged(db, this.job.id);
   }
 }
@@ -116,7 +116,7 @@ export async function checkFile(
   const { db, holder, leaseSeconds } = context;
   // A generator reads nothing until it is iterated: the first block is read after the start below.
   const blocks = checkedBlocks(context, job, resource, 0);
-  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(job.bytes) : undefined;
+  const repeated = new RepeatedKeys(job.bytes);
   if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
   await createStaging(db, job.id, resource);
   const copy = new StagingCopy(context, job, resource);
@@ -141,7 +141,7 @@ export async function checkFile(
         } else if (stages) {
           const values = checked.values[at]!;
           staged.push({ line: row.line, key: keyText(resource, row.item), values });
-          repeated?.add(keyOf(resource.keyPositions, values), row.line);
+          repeated.add(keyOf(resource.keyPositions, values), row.line);
         }
       }
       received += block.length;
@@ -187,7 +187,7 @@ export async function stageFile(
 ): Promise<void> {
   const { db, holder, leaseSeconds } = context;
   await createStaging(db, job.id, resource);
-  const repeated = resource.onExisting === 'update' ? new RepeatedKeys(job.bytes) : undefined;
+  const repeated = new RepeatedKeys(job.bytes);
   const copy = new StagingCopy(context, job, resource);
   try {
     for await (const { rows, checked } of checkedBlocks(context, job, resource, fromLine)) {
@@ -199,7 +199,7 @@ export async function stageFile(
         // Valid when checked before; a row that is not now is a bug, never a silent skip.
         if (!values) throw new Error(`line ${row.line} was valid when checked and is not now`);
         staged.push({ line: row.line, key: keyText(resource, row.item), values });
-        repeated?.add(keyOf(resource.keyPositions, values), row.line);
+        repeated.add(keyOf(resource.keyPositions, values), row.line);
       }
       await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
     }

@@ -1,6 +1,6 @@
 /**
- * Which rows of an upsert job's file a later row replaces (extensions.md 5 over the whole file: the
- * last occurrence of a key wins, every other one is ignored). The file can hold millions of keys, so
+ * Which keys of a job's file occur more than once (extensions.md 5 over the whole file: of an upsert
+ * the last occurrence of a key wins, of an insert-if-absent the first; every other one is ignored). The file can hold millions of keys, so
  * not every key is remembered: a Bloom filter notes each key, and only a key it may have seen before
  * (a repeat, or now and then a false alarm) is kept exactly, with its last line. Every repeated key
  * is therefore in the exact map, and a key that is not there occurs once: the answer is exact, and
@@ -45,10 +45,10 @@ export class RepeatedKeys {
   }
 
   /**
-   * The last line of every key kept exactly (after every line was added): every key that occurs more
-   * than once is among them, so every row a later one replaces has the key of one of these lines.
+   * A line of every key kept exactly (its last, after every line was added): every key that occurs
+   * more than once is among them, so every row another of the file replaces has the key of one of these.
    */
-  lastLines(): number[] {
+  repeatedLines(): number[] {
     return [...this.#lastLine.values()];
   }
 

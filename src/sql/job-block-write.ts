@@ -11,10 +11,10 @@ import { stagingTables } from './job-staging.js';
  * statement each row's outcome in the job's results and the job's progress. The progress moves only
  * for this holder and only from fromLine, so a block is never written twice.
  *
- * The outcomes are the batch's (extensions.md 5 over the whole file): a row a later one replaces
- * (upsert, job_replaced) and a repeat of a key earlier in the block (insert-if-absent: the first
- * wins; a repeat in a later block finds the key existing) are ignored; a row inserted is created; any
- * other row written is updated (upsert, changed or not: decision 0063) or ignored (the key existed).
+ * The outcomes are the batch's (extensions.md 5 over the whole file): a row another one of its key
+ * replaces (job_replaced: of an upsert the last occurrence wins, of an insert-if-absent the first) is
+ * ignored; a row inserted is created; any other is updated (upsert, changed or not: decision 0063) or
+ * ignored (insert-if-absent: the key existed).
  */
 
 /** What a block's statement answers. */
@@ -35,17 +35,14 @@ export interface BlockWritten {
 export function blockWriteSql(resource: BatchResource, jobId: string): string {
   const tables = stagingTables(jobId);
   const keys = writtenColumns(resource).filter((c) => resource.key.includes(c.name));
-  const keyOf = (alias: string) =>
-    keys.map((c) => `${alias}.${ident(c.name)}${c.sqlType === 'text' ? ' COLLATE "C"' : ''}`).join(', ');
-  const upsert = resource.onExisting === 'update';
-  // Upsert: the rows no later row replaces, one per key. Insert-if-absent: each key's first row.
-  const chosen = upsert
-    ? 'SELECT * FROM block WHERE NOT job_replaced'
-    : `SELECT DISTINCT ON (${keyOf('b')}) * FROM block b ORDER BY ${keyOf('b')}, b.job_line`;
+  const inBlock = (alias: string) => `${alias}.job_line > $2 AND ${alias}.job_line <= $3`;
+  // The rows written straight from the staged table, wide rows never copied on the way: of each key
+  // the one row no other replaces (markReplaced).
+  const chosen = `${tables.rows} AS i WHERE ${inBlock('i')} AND NOT i.job_replaced`;
   const { ctes } = writeCtes(resource, {
-    rows: 'chosen AS i',
+    rows: chosen,
     children: resource.children
-      ? `${tables.items} c\n  WHERE c.job_line IN (SELECT job_line FROM chosen) AND`
+      ? `${tables.items} c\n  WHERE ${inBlock('c')} AND c.job_line IN (SELECT i.job_line FROM ${chosen}) AND`
       : undefined,
     returnsKeys: true,
     countsChildren: true,
@@ -53,24 +50,17 @@ export function blockWriteSql(resource: BatchResource, jobId: string): string {
   const joined = keys
     .map((c, at) => {
       const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
-      return `w.k${at}${collate} = c.${ident(c.name)}${collate}`;
+      return `w.k${at}${collate} = b.${ident(c.name)}${collate}`;
     })
     .join(' AND ');
-  const existing = upsert ? `WHEN NOT b.job_replaced THEN 'updated'` : '';
-  return `WITH block AS MATERIALIZED (
-  SELECT * FROM ${tables.rows} WHERE job_line > $2 AND job_line <= $3
-),
-chosen AS MATERIALIZED (
-  ${chosen}
-),
-${ctes},
-created_lines AS (
-  SELECT c.job_line FROM chosen c JOIN written w ON ${joined} WHERE w.inserted
-),
+  // A chosen row the statement did not insert: its key existed (updated, changed or not, or ignored).
+  const existing = resource.onExisting === 'update' ? 'updated' : 'ignored';
+  return `WITH ${ctes},
 outcomes AS MATERIALIZED (
   SELECT b.job_line, b.job_key,
-    CASE WHEN n.job_line IS NOT NULL THEN 'created' ${existing} ELSE 'ignored' END AS outcome
-  FROM block b LEFT JOIN created_lines n ON n.job_line = b.job_line
+    CASE WHEN b.job_replaced THEN 'ignored' WHEN w.inserted THEN 'created' ELSE '${existing}' END AS outcome
+  FROM ${tables.rows} b LEFT JOIN written w ON NOT b.job_replaced AND ${joined}
+  WHERE ${inBlock('b')}
 ),
 tally AS MATERIALIZED (
   SELECT count(*) FILTER (WHERE outcome = 'created') AS created,
@@ -89,7 +79,7 @@ job AS (
 results AS (
   INSERT INTO job_results (job_id, outcome, first_line, body)
   SELECT $4, outcome, min(job_line),
-    string_agg('{"line":' || job_line || ',"key":' || job_key || E'}\\n', '' ORDER BY job_line)
+    string_agg('{"line":' || job_line || ',"key":' || job_key || E'}\n', '' ORDER BY job_line)
   FROM outcomes GROUP BY outcome
 )
 SELECT (SELECT count(*) FROM job)::int AS held,

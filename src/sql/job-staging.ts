@@ -121,23 +121,32 @@ export async function stageRows(
 const MARKED_PER_STATEMENT = 10_000;
 
 /**
- * Marks the staged rows a later row of the same key replaces (an upsert's file: the last occurrence
- * wins, extensions.md 5): `lastLines` holds, for every key that may occur more than once, its last
- * line. Keys are compared in their columns, as the table's unique key compares them.
+ * Marks the staged rows another row of the same key replaces (extensions.md 5 over the whole file: of
+ * an upsert the last occurrence wins, of an insert-if-absent the first): `lines` holds a line of every
+ * key that may occur more than once (RepeatedKeys). Keys are compared in their columns, as the
+ * table's unique key compares them. Each block's rows not marked then have distinct keys.
  */
 export async function markReplaced(
   q: Queryable,
   jobId: string,
   resource: BatchResource,
-  lastLines: readonly number[],
+  lines: readonly number[],
 ): Promise<void> {
   const { rows } = stagingTables(jobId);
-  const same = resource.key.map((name) => `s.${ident(name)} = l.${ident(name)}`).join(' AND ');
-  for (let at = 0; at < lastLines.length; at += MARKED_PER_STATEMENT) {
+  const keys = resource.key.map(ident).join(', ');
+  const same = resource.key.map((name) => `s.${ident(name)} = w.${ident(name)}`).join(' AND ');
+  const wins = resource.onExisting === 'update' ? 'max' : 'min';
+  for (let at = 0; at < lines.length; at += MARKED_PER_STATEMENT) {
     await q.query(
-      `UPDATE ${rows} s SET job_replaced = true FROM ${rows} l
-       WHERE l.job_line = ANY ($1::int8[]) AND ${same} AND s.job_line < l.job_line AND s.job_line > 0`,
-      [lastLines.slice(at, at + MARKED_PER_STATEMENT)],
+      `WITH repeated AS (
+         SELECT DISTINCT ${keys} FROM ${rows} WHERE job_line = ANY ($1::int8[])
+       ), winning AS (
+         SELECT ${keys}, ${wins}(job_line) AS job_line FROM ${rows} JOIN repeated USING (${keys})
+         WHERE job_line > 0 GROUP BY ${keys}
+       )
+       UPDATE ${rows} s SET job_replaced = true FROM winning w
+       WHERE ${same} AND s.job_line <> w.job_line AND s.job_line > 0`,
+      [lines.slice(at, at + MARKED_PER_STATEMENT)],
     );
   }
 }

@@ -257,8 +257,11 @@ for (const backend of backends()) {
       const deliveries = batchResources.find((resource) => resource.name === 'deliveries')!;
       const first = validItem(deliveries, 1);
       const second = validItem(deliveries, 2);
+      // The repeat of the first code brings items of its own: ignored with it, none of them written.
+      const firstItems = first.items as { item_number: number }[];
+      const repeat = { ...first, items: [{ ...firstItems[0]!, item_number: 999 }] };
       const id = await submitJob(tenant, { resource: 'deliveries', format: 'ndjson' }, [
-        `${JSON.stringify(first)}\n${JSON.stringify(second)}\n${JSON.stringify(first)}\n`,
+        `${JSON.stringify(first)}\n${JSON.stringify(second)}\n${JSON.stringify(repeat)}\n`,
       ]);
       await runJobs(app());
       const job = (await tenant.get(`/v1/jobs/${id}`)).body;
@@ -270,8 +273,13 @@ for (const backend of backends()) {
         'SELECT count(*)::int AS n FROM delivery_items WHERE tenant_id = $1 AND delivery_code = ANY($2::text[])',
         [tenant.tenant.tenantId, [first.code, second.code]],
       );
-      const sent = (first.items as unknown[]).length + (second.items as unknown[]).length;
+      const sent = firstItems.length + (second.items as unknown[]).length;
       assert.equal(items[0]!.n, sent);
+      const repeated = await db.query(
+        'SELECT 1 FROM delivery_items WHERE tenant_id = $1 AND delivery_code = $2 AND item_number = 999',
+        [tenant.tenant.tenantId, first.code],
+      );
+      assert.equal(repeated.length, 0, "the ignored repeat's items were written");
     });
 
     test('the job refuses what its state does not allow, and what is not a job', async () => {

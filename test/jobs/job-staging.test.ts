@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Database } from '../../src/db/database.js';
+import { prices } from '../../src/resources/prices.js';
+import { createStaging, dropStaging, markStaged, nextBlock, stageRows } from '../../src/sql/job-staging.js';
+import { ownedTenantApp, seedProducts } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { csv, drainJobs, postEmpty, submitJob, testJobWork } from '../helpers/jobs.js';
+
+/*
+ * A job's staged rows (src/sql/job-staging.ts): the writing's blocks read them in line order and only
+ * once their copy is marked complete; the tables of a job aborted while it was checked go at the next
+ * round of the jobs' work, whichever instance runs it.
+ */
+
+/** How many of a job's staging tables exist. */
+async function stagingTablesOf(db: Database, id: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'r' AND relname IN ($1, $2)",
+    [`job_rows_${id.slice(4)}`, `job_items_${id.slice(4)}`],
+  );
+  return row!.n;
+}
+
+for (const backend of backends()) {
+  describe(`a job's staged rows on ${backend.name}`, () => {
+    test('blocks of staged lines in order, and none before the copy is marked complete', async () => {
+      const db = await backend.db();
+      const id = `job_${'5'.repeat(24)}`;
+      await createStaging(db, id, prices);
+      const lines = [2, 3, 5, 8, 13, 21, 34];
+      await db.transaction((tx) =>
+        stageRows(
+          tx,
+          id,
+          prices,
+          lines.map((line) => ({
+            line,
+            key: '{"product_code":"P1"}',
+            values: prices.fieldNames.map(
+              (name) => ({ product_code: 'P1', price_list: `L${line}`, price: 1.5 })[name] ?? null,
+            ),
+          })),
+        ),
+      );
+      assert.equal(await nextBlock(db, id, 0, 3), 'lost', 'a copy not marked complete is not written');
+      await markStaged(db, id);
+      assert.deepEqual(await nextBlock(db, id, 0, 3), { toLine: 5 });
+      assert.deepEqual(await nextBlock(db, id, 5, 3), { toLine: 21 });
+      assert.deepEqual(await nextBlock(db, id, 21, 3), { toLine: 34 });
+      assert.equal(await nextBlock(db, id, 34, 3), 'done');
+      await db.query(`DELETE FROM job_rows_${'5'.repeat(24)} WHERE job_line = 0`);
+      assert.equal(await nextBlock(db, id, 5, 3), 'lost', 'rows without their mark are lost');
+      await dropStaging(db, id);
+      assert.equal(await nextBlock(db, id, 5, 3), 'lost', 'a table that is gone is lost');
+    });
+
+    test("a job aborted while it is checked: its staging tables go at the next instance's round", async () => {
+      const db = await backend.db();
+      const tenant = await ownedTenantApp(db);
+      try {
+        await seedProducts(tenant, ['P1']);
+        await drainJobs(db);
+        const rows = Array.from({ length: 25_000 }, (_, n) => ['P1', `ABORTED-${n}`, '1.25']);
+        const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
+          csv(['product_code', 'price_list', 'price'], rows),
+        ]);
+        // The check's first staging transaction waits until the job is aborted.
+        let release!: () => void;
+        const released = new Promise<void>((done) => {
+          release = done;
+        });
+        let reached!: () => void;
+        const atGate = new Promise<void>((done) => {
+          reached = done;
+        });
+        let calls = 0;
+        const held = new Proxy(db, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (name !== 'transaction') return typeof value === 'function' ? value.bind(target) : value;
+            return async (...args: Parameters<Database['transaction']>) => {
+              if (++calls === 1) {
+                reached();
+                await released;
+              }
+              return target.transaction(...args);
+            };
+          },
+        });
+        const first = testJobWork(held, 'instance-1', { settings: { maxRunning: 1 } });
+        await first.round();
+        await atGate;
+        assert.equal(await stagingTablesOf(db, id), 1, 'the check made no staging table');
+        const aborted = await postEmpty(tenant, `/v1/jobs/${id}/abort`);
+        assert.equal(aborted.status, 200, aborted.text);
+        release();
+        await first.settled();
+        await first.close?.();
+        assert.equal(await stagingTablesOf(db, id), 1, 'the aborted run dropped its table itself');
+        const second = testJobWork(db, 'instance-2', { settings: { maxRunning: 1 } });
+        await second.round();
+        await second.settled();
+        await second.close?.();
+        assert.equal(await stagingTablesOf(db, id), 0, "the aborted job's staging table is still there");
+        const [job] = await db.query<{ state: string; rows: number }>(
+          `SELECT state, (SELECT count(*)::int FROM prices WHERE tenant_id = jobs.tenant_id AND price_list LIKE 'ABORTED-%') AS rows
+           FROM jobs WHERE id = $1`,
+          [id],
+        );
+        assert.deepEqual(job, { state: 'aborted', rows: 0 });
+      } finally {
+        await tenant.transport.app.close();
+      }
+    });
+  });
+}
