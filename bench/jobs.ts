@@ -12,7 +12,8 @@
  * - PGlite's time for the prices file beside PostgreSQL's.
  *
  * `npm run bench:jobs` (`-- --quick`: 100,000 rows, 10 MiB parts; `-- --jobs-only`: the first table's
- * jobs only; `-- --repeat=N`: each of them N times, for a tenant of its own each). See bench/README.md.
+ * jobs only; `-- --only=prices` or `customers`: with --jobs-only, that one; `-- --repeat=N`: each of them
+ * N times, for a tenant of its own each). See bench/README.md.
  */
 import { once } from 'node:events';
 import { chmodSync, createReadStream, createWriteStream, statSync } from 'node:fs';
@@ -42,6 +43,8 @@ import { PRODUCT_COUNT, productCode, productItems } from './lib/workloads.js';
 
 const QUICK = process.argv.includes('--quick');
 const JOBS_ONLY = process.argv.includes('--jobs-only');
+/** `--only=prices` or `--only=customers`: the first table's job of that resource only. */
+const ONLY = /^--only=(\w+)$/.exec(process.argv.find((arg) => arg.startsWith('--only=')) ?? '')?.[1];
 const REPEAT = Number(
   /^--repeat=(\d+)$/.exec(process.argv.find((arg) => arg.startsWith('--repeat=')) ?? '')?.[1] ?? 1,
 );
@@ -394,6 +397,7 @@ async function main(): Promise<void> {
     [prices, pricesCsv, PART_BYTES],
     [customers, customersCsv, PART_BYTES],
   ] as const) {
+    if (ONLY !== undefined && resource.name !== ONLY) continue;
     const floors = [];
     for (const blockRows of [undefined, 10_000]) {
       const made = await floor(raw, resource, file, rawTenant, blockRows);

@@ -7,18 +7,19 @@ import { storedFile } from './stored-file.js';
 
 /*
  * The first stage of a job run: the stored file's rows, read again at each pass (its size is not
- * bounded, memory is), in the blocks that are checked, and written, one at a time.
+ * bounded, memory is), in the blocks that are checked one at a time.
  */
 
 /** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
 export const BLOCK_ROWS = 10_000;
 /**
- * Characters of file text per block, at most: a block of wide rows (customers of 1 KiB: about 500
- * of them) ends before 10,000 rows. What a block holds at once (its rows, their values, the
- * statement's parameters) is several times its text, and V8 lets the heap grow with it: on 50,000
- * customers of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB and 127 MB
- * with 512 KiB; in `npm run bench:jobs`, 1,000 MiB of customers grew it 259 MB with 1 MiB (the
- * issue's bar: 256 MB), and 218 MB with 512 KiB and two blocks held at once (the writing's look-ahead). Rows of prices (25-50 bytes) still make blocks of 10,000.
+ * Characters of file text per block of the check, at most: a block of wide rows (customers of 1 KiB:
+ * about 500 of them) ends before 10,000 rows. What a block holds at once (its rows, their values,
+ * their COPY text) is several times its text, and V8 lets the heap grow with it: on 50,000 customers
+ * of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB and 127 MB with
+ * 512 KiB (the bar of `npm run bench:jobs`' 1 GiB job: 256 MB). The writing's transactions are of
+ * 10,000 staged rows whatever their width: it holds none of them. Rows of prices (25-50 bytes) make
+ * blocks of 10,000.
  */
 export const BLOCK_CHARS = 512 * 1024;
 

@@ -170,9 +170,10 @@ export async function nextBlock(
   const { rows: table } = stagingTables(jobId);
   let found: { marked: boolean; end_line: number | null; last_line: number | null } | undefined;
   try {
+    // The line read as itself in the ORDER BY (cast outside): the walk of the primary key's index.
     [found] = await q.query(
       `SELECT EXISTS (SELECT 1 FROM ${table} WHERE job_line = 0) AS marked,
-         (SELECT job_line::float8 FROM ${table} WHERE job_line > $1 ORDER BY job_line OFFSET $2 LIMIT 1) AS end_line,
+         (SELECT job_line FROM ${table} WHERE job_line > $1 ORDER BY job_line OFFSET $2 LIMIT 1)::float8 AS end_line,
          (SELECT max(job_line)::float8 FROM ${table}) AS last_line`,
       [fromLine, rows - 1],
     );
