@@ -9,7 +9,7 @@ import {
   renewJob,
   startValidation,
 } from '../sql/job-runs.js';
-import { createStaging, markReplaced, markStaged, type StagedRow, stageRows } from '../sql/job-staging.js';
+import { createStaging, markReplaced, markStaged, StagedText, stageRows } from '../sql/job-staging.js';
 import { delimiterHint } from './delimiter-hint.js';
 import { type KeptBlock, keptBlocks } from './file-blocks.js';
 import { FileProblem } from './file-rows.js';
@@ -74,11 +74,11 @@ class StagingCopy {
    * Sends the rows, and `record` in the same transaction (false: the job is no longer this holder's),
    * once the block before committed. A failure is thrown by the next call (or by settle).
    */
-  async send(rows: readonly StagedRow[], record: (tx: Transaction) => Promise<boolean>): Promise<void> {
+  async send(rows: StagedText, record: (tx: Transaction) => Promise<boolean>): Promise<void> {
     await this.#pending;
     const { db } = this.context;
     const sent = db.transaction(async (tx) => {
-      await stageRows(tx, this.job.id, this.resource, rows);
+      await stageRows(tx, this.job.id, rows);
       if (!(await record(tx))) throw new JobLetGo('lost');
     });
     // Reported by the next await of it; never unhandled meanwhile.
@@ -127,7 +127,7 @@ export async function checkFile(
   try {
     for await (const { rows: block, checked } of blocks) {
       const lines: number[] = [];
-      const staged: StagedRow[] = [];
+      const staged = new StagedText(resource);
       const stages = !(job.on_invalid === 'reject' && invalid > 0);
       let body = '';
       for (let at = 0; at < block.length; at++) {
@@ -140,7 +140,7 @@ export async function checkFile(
           body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
         } else if (stages) {
           const values = checked.values[at]!;
-          staged.push({ line: row.line, key: keyText(resource, row.item), values });
+          staged.add(row.line, keyText(resource, row.item), values);
           repeated.add(keyOf(resource.keyPositions, values), row.line);
         }
       }
@@ -149,7 +149,7 @@ export async function checkFile(
       const failed: FailedBlock | undefined =
         lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
       const counts = { received, invalid };
-      await copy.send(invalid > 0 && job.on_invalid === 'reject' ? [] : staged, (tx) =>
+      await copy.send(invalid > 0 && job.on_invalid === 'reject' ? new StagedText(resource) : staged, (tx) =>
         recordValidation(tx, job.id, holder, leaseSeconds, counts, failed),
       );
     }
@@ -191,14 +191,14 @@ export async function stageFile(
   const copy = new StagingCopy(context, job, resource);
   try {
     for await (const { rows, checked } of checkedBlocks(context, job, resource, fromLine)) {
-      const staged: StagedRow[] = [];
+      const staged = new StagedText(resource);
       for (let at = 0; at < rows.length; at++) {
         if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
         const row = rows[at]!;
         const values = checked.values[at];
         // Valid when checked before; a row that is not now is a bug, never a silent skip.
         if (!values) throw new Error(`line ${row.line} was valid when checked and is not now`);
-        staged.push({ line: row.line, key: keyText(resource, row.item), values });
+        staged.add(row.line, keyText(resource, row.item), values);
         repeated.add(keyOf(resource.keyPositions, values), row.line);
       }
       await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));

@@ -35,11 +35,35 @@ export function stagingTables(jobId: string): StagingTables {
 /** The names of staging tables, for the upkeep that drops those of jobs no longer running. */
 const STAGING_NAME = '^job_(rows|items)_[0-9a-f]+$';
 
-/** One row to stage: its line, its key fields as sent (JSON text), its checked values (field order). */
-export interface StagedRow {
-  line: number;
-  key: string;
-  values: readonly FieldValue[];
+/**
+ * The COPY text of rows to stage, built row by row as the check goes: of a row only its text is kept,
+ * so the block's objects can go as soon as it is checked (a block's rows held until their COPY was
+ * sent, while the next block was checked, doubled the check's garbage collection).
+ */
+export class StagedText {
+  rows = '';
+  items = '';
+  count = 0;
+
+  constructor(readonly resource: BatchResource) {}
+
+  /** A row: its line, its key fields as sent (JSON text), its checked values (field order). */
+  add(line: number, key: string, values: readonly FieldValue[]): void {
+    const { columnPositions, childPosition, keyPositions } = this.resource;
+    let text = `${line}\t${copyValue(key)}`;
+    for (let at = 0; at < columnPositions.length; at++) {
+      text += `\t${copyValue(values[columnPositions[at]!] as string | number | null)}`;
+    }
+    this.rows += `${text}\n`;
+    this.count++;
+    if (childPosition === undefined) return;
+    const parent = copyValue(values[keyPositions[0]!] as string);
+    for (const child of values[childPosition] as FieldValue[][]) {
+      let item = `${line}\t${parent}`;
+      for (const value of child) item += `\t${copyValue(value as string | number | null)}`;
+      this.items += `${item}\n`;
+    }
+  }
 }
 
 /** The job's staging tables made anew, empty (those of an earlier run of it dropped). */
@@ -81,39 +105,17 @@ export async function dropStaleStaging(q: Queryable): Promise<number> {
 }
 
 /** COPYs the rows (and their items) into the job's staging tables, in the caller's transaction. */
-export async function stageRows(
-  tx: Transaction,
-  jobId: string,
-  resource: BatchResource,
-  staged: readonly StagedRow[],
-): Promise<void> {
-  if (staged.length === 0) return;
+export async function stageRows(tx: Transaction, jobId: string, staged: StagedText): Promise<void> {
+  if (staged.count === 0) return;
+  const { resource } = staged;
   const { rows, items } = stagingTables(jobId);
-  const positions = resource.columnPositions;
   const names = writtenColumns(resource).map((c) => ident(c.name));
-  let text = '';
-  for (const { line, key, values } of staged) {
-    text += `${line}\t${copyValue(key)}`;
-    for (let at = 0; at < positions.length; at++) text += `\t${copyValue(values[positions[at]!] as string)}`;
-    text += '\n';
-  }
-  await tx.copyFrom(`COPY ${rows} (job_line, job_key, ${names.join(', ')}) FROM STDIN`, text);
-  if (resource.childPosition === undefined || !resource.children) return;
-  const keyAt = resource.keyPositions[0]!;
-  let itemsText = '';
-  for (const { line, values } of staged) {
-    const parent = copyValue(values[keyAt] as string);
-    for (const child of values[resource.childPosition] as FieldValue[][]) {
-      itemsText += `${line}\t${parent}`;
-      for (const value of child) itemsText += `\t${copyValue(value as string)}`;
-      itemsText += '\n';
-    }
-  }
-  if (itemsText === '') return;
+  await tx.copyFrom(`COPY ${rows} (job_line, job_key, ${names.join(', ')}) FROM STDIN`, staged.rows);
+  if (!resource.children || staged.items === '') return;
   const childNames = childColumns(resource).map((c) => ident(c.name));
   await tx.copyFrom(
     `COPY ${items} (job_line, ${ident(resource.children.parentColumn)}, ${childNames.join(', ')}) FROM STDIN`,
-    itemsText,
+    staged.items,
   );
 }
 

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
 import { prices } from '../../src/resources/prices.js';
-import { createStaging, dropStaging, markStaged, nextBlock, stageRows } from '../../src/sql/job-staging.js';
+import {
+  createStaging,
+  dropStaging,
+  markStaged,
+  nextBlock,
+  StagedText,
+  stageRows,
+} from '../../src/sql/job-staging.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { csv, drainJobs, postEmpty, submitJob, testJobWork } from '../helpers/jobs.js';
@@ -29,20 +36,19 @@ for (const backend of backends()) {
       const id = `job_${'5'.repeat(24)}`;
       await createStaging(db, id, prices);
       const lines = [2, 3, 5, 8, 13, 21, 34];
-      await db.transaction((tx) =>
-        stageRows(
-          tx,
-          id,
-          prices,
-          lines.map((line) => ({
-            line,
-            key: '{"product_code":"P1"}',
-            values: prices.fieldNames.map(
-              (name) => ({ product_code: 'P1', price_list: `L${line}`, price: 1.5 })[name] ?? null,
-            ),
-          })),
-        ),
-      );
+      const staged = new StagedText(prices);
+      for (const line of lines) {
+        const values = { product_code: 'P1', price_list: `L${line}`, price: 1.5 } as Record<
+          string,
+          string | number
+        >;
+        staged.add(
+          line,
+          '{"product_code":"P1"}',
+          prices.fieldNames.map((name) => values[name] ?? null),
+        );
+      }
+      await db.transaction((tx) => stageRows(tx, id, staged));
       assert.equal(await nextBlock(db, id, 0, 3), 'lost', 'a copy not marked complete is not written');
       await markStaged(db, id);
       assert.deepEqual(await nextBlock(db, id, 0, 3), { toLine: 5 });
