@@ -142,7 +142,7 @@ export function writtenColumns(resource: BatchResource): { name: string; sqlType
 }
 
 /** Key columns compared byte-wise ("C"): a join sorts or hashes both sides, and a locale's rules cost more. */
-export function keysJoined(
+function keysJoined(
   keyColumns: readonly { name: string; sqlType: SqlType }[],
   left: string,
   right: string,
