@@ -6,7 +6,6 @@ import type { BatchOptions } from './batch-options.js';
 import type { CheckedBatch } from './checked.js';
 import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
 import { checkPlainBatch } from './plain/plain-batch.js';
-import { prepareWrite } from './prepared-write.js';
 import { refuseUnknownReferences } from './references.js';
 import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
 
@@ -120,23 +119,4 @@ export async function checkRows(
   for (const error of itemErrors) errors[error.index] = error.errors;
   for (let at = 0; at < block.length; at++) if (!errors[at]) values[at] = rows[at];
   return { errors, values };
-}
-
-/**
- * A block of valid rows as a checked batch, ready for its write (a bulk job's block): its
- * statement's parameters built, the keys as sent kept for its outcomes.
- */
-export function checkedRows(
-  resource: BatchResource,
-  rows: FieldValue[][],
-  keyTexts: string[],
-  statementRows: number,
-): CheckedBatch {
-  return {
-    items: rows.length,
-    errors: [],
-    referencedKeys: referencedKeysOf(resource, rows),
-    keyTexts,
-    write: prepareWrite(resource, rows, statementRows),
-  };
 }

@@ -77,11 +77,11 @@ export function jobWork(
 
   async function run(job: ClaimedJob): Promise<void> {
     // The lease is renewed on a clock of its own, not only by the run's statements: reading the file
-    // up to where a resumed job stopped, or waiting for a place of the batch admission, can take
+    // or copying its checked rows again, or waiting for a place of the batch admission, can take
     // longer than the lease, and another instance would take the job over meanwhile. A renewal that
-    // finds the job another's stops the run before its next statement; the block's own record is
-    // guarded by the holder and the line (recordWritten), so a run that has not noticed yet writes
-    // nothing either.
+    // finds the job another's stops the run before its next statement; a block's statement is
+    // guarded by the holder and the line (src/sql/job-block-write.ts), so a run that has not noticed
+    // yet keeps nothing either.
     const lease = keepLease(
       () => renewJob(db, job.id, holder, settings.leaseSeconds),
       settings.renewEveryMs ?? renewEveryMs(settings.leaseSeconds),

@@ -1,10 +1,10 @@
 /**
  * Which keys of a job's file occur more than once (extensions.md 5 over the whole file: of an upsert
- * the last occurrence of a key wins, of an insert-if-absent the first; every other one is ignored). The file can hold millions of keys, so
- * not every key is remembered: a Bloom filter notes each key, and only a key it may have seen before
- * (a repeat, or now and then a false alarm) is kept exactly, with its last line. Every repeated key
- * is therefore in the exact map, and a key that is not there occurs once: the answer is exact, and
- * memory is the filter (about 2 bits per byte of file over 16, at most 64 MiB) plus the repeats.
+ * the last occurrence of a key wins, of an insert-if-absent the first; every other one is ignored).
+ * The file can hold millions of keys, so not every key is remembered: a Bloom filter notes each key,
+ * and only a key it may have seen before (a repeat, or now and then a false alarm) is kept exactly,
+ * with its last line. Every repeated key is therefore in the exact map, and a key that is not there
+ * occurs once: the answer is exact, and memory is the filter (about 2 bits per byte of file over 16, at most 64 MiB) plus the repeats.
  */
 export class RepeatedKeys {
   readonly #bits: Uint32Array;
@@ -50,10 +50,5 @@ export class RepeatedKeys {
    */
   repeatedLines(): number[] {
     return [...this.#lastLine.values()];
-  }
-
-  /** Keys kept exactly (repeats and false alarms), for the tests. */
-  get exactKeys(): number {
-    return this.#lastLine.size;
   }
 }

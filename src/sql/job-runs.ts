@@ -165,63 +165,6 @@ export async function nextFailedLines(
   return row && { first_line: row.first_line, lines: row.lines.map(Number) };
 }
 
-export interface WrittenBlock {
-  /** The last line the transaction covers; the writing resumes after it. */
-  toLine: number;
-  created: number;
-  updated: number;
-  ignored: number;
-  /** The results' blocks: outcome, first line, NDJSON text. */
-  results: { outcome: 'created' | 'updated' | 'ignored'; firstLine: number; body: string }[];
-}
-
-/**
- * A writing transaction's record, in that transaction: the progress moved from fromLine to the
- * block's last line, the counts added, the results kept, the lease renewed. False (the caller rolls
- * back): the job is no longer this holder's, or another transaction moved it first.
- */
-const RECORD_WRITTEN = `WITH job AS (
-  UPDATE jobs SET written_line = $4, rows_created = rows_created + $5, rows_updated = rows_updated + $6,
-    rows_ignored = rows_ignored + $7, held_until = now() + make_interval(secs => $8)
-  WHERE id = $1 AND holder = $2 AND state = 'writing' AND written_line = $3
-  RETURNING id
-), blocks AS (
-  INSERT INTO job_results (job_id, outcome, first_line, body)
-  SELECT job.id, b.outcome, b.first_line, b.body
-  FROM job, (VALUES ('created', $9::int8, $10::text), ('updated', $11, $12), ('ignored', $13, $14))
-    AS b (outcome, first_line, body)
-  WHERE b.body IS NOT NULL
-)
-SELECT count(*)::int AS held FROM job`;
-
-export async function recordWritten(
-  q: Queryable,
-  id: string,
-  holder: string,
-  leaseSeconds: number,
-  fromLine: number,
-  block: WrittenBlock,
-): Promise<boolean> {
-  // One parameter per outcome's block, not an array of them: pg escapes every quote of an array's
-  // elements in JavaScript (a quarter of a block's record for 10,000 result lines).
-  const of = (outcome: string) => block.results.find((result) => result.outcome === outcome);
-  const rows = await q.query<{ held: number }>(RECORD_WRITTEN, [
-    id,
-    holder,
-    fromLine,
-    block.toLine,
-    block.created,
-    block.updated,
-    block.ignored,
-    leaseSeconds,
-    ...(['created', 'updated', 'ignored'] as const).flatMap((outcome) => [
-      of(outcome)?.firstLine ?? 0,
-      of(outcome)?.body ?? null,
-    ]),
-  ]);
-  return rows[0]!.held === 1;
-}
-
 /** Renews a running job's lease (a long stretch without a record: a long part of invalid rows). */
 export async function renewJob(
   q: Queryable,

@@ -9,15 +9,24 @@ import {
   nextBlock,
   StagedText,
   stageRows,
+  stagingTables,
 } from '../../src/sql/job-staging.js';
 import { ownedTenantApp, seedProducts } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { csv, drainJobs, postEmpty, submitJob, testJobWork } from '../helpers/jobs.js';
+import {
+  aroundWritingTransactions,
+  csv,
+  drainJobs,
+  postEmpty,
+  resultsOf,
+  submitJob,
+  testJobWork,
+} from '../helpers/jobs.js';
 
 /*
  * A job's staged rows (src/sql/job-staging.ts): the writing's blocks read them in line order and only
- * once their copy is marked complete; the tables of a job aborted while it was checked go at the next
- * round of the jobs' work, whichever instance runs it.
+ * once their copy is marked complete, a block's own statement included; the tables of a job aborted
+ * while it was checked go at the next round of the jobs' work, whichever instance runs it.
  */
 
 /** How many of a job's staging tables exist. */
@@ -59,6 +68,40 @@ for (const backend of backends()) {
       assert.equal(await nextBlock(db, id, 5, 3), 'lost', 'rows without their mark are lost');
       await dropStaging(db, id);
       assert.equal(await nextBlock(db, id, 5, 3), 'lost', 'a table that is gone is lost');
+    });
+
+    test("staged rows emptied between a block's look-up and its statement: nothing kept, the rows copied again", async () => {
+      const db = await backend.db();
+      const tenant = await ownedTenantApp(db);
+      try {
+        await seedProducts(tenant, ['P1']);
+        await drainJobs(db);
+        const rows = Array.from({ length: 25_000 }, (_, n) => ['P1', `EMPTIED-${n}`, '1.25']);
+        const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
+          csv(['product_code', 'price_list', 'price'], rows),
+        ]);
+        // Right before the second block's transaction: its look-up found the mark, its statement will not.
+        const emptying = aroundWritingTransactions(db, id, async (block, run) => {
+          if (block === 2) await db.query(`TRUNCATE ${stagingTables(id).rows}`);
+          return run();
+        });
+        const work = testJobWork(emptying, 'instance-1', { settings: { maxRunning: 1 } });
+        await work.round();
+        await work.settled();
+        await work.close?.();
+        const job = (await tenant.get(`/v1/jobs/${id}`)).body;
+        assert.equal(job.state, 'succeeded', JSON.stringify(job));
+        assert.deepEqual(job.rows, { received: 25_000, invalid: 0, created: 25_000, updated: 0, ignored: 0 });
+        const created = await resultsOf(tenant, id, 'created');
+        assert.equal(new Set(created.map((row) => row.line)).size, 25_000, 'every line created once');
+        const [{ n }] = (await db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM prices WHERE tenant_id = $1 AND price_list LIKE 'EMPTIED-%'",
+          [tenant.tenant.tenantId],
+        )) as [{ n: number }];
+        assert.equal(n, 25_000);
+      } finally {
+        await tenant.transport.app.close();
+      }
     });
 
     test("a job aborted while it is checked: its staging tables go at the next instance's round", async () => {
