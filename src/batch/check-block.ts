@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
+import type { FileRow } from '../jobs/file-rows.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { type FieldError, type ItemError, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
@@ -7,7 +8,7 @@ import type { CheckedBatch } from './checked.js';
 import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
 import { checkPlainBatch } from './plain/plain-batch.js';
 import { refuseUnknownReferences } from './references.js';
-import { type ValidatedBatch, validateInSlices, validateItems } from './validate-items.js';
+import { type ValidatedBatch, validateCellRows, validateInSlices, validateItems } from './validate-items.js';
 
 export type { CheckedBatch } from './checked.js';
 export { sentKeyText } from './checked-batch.js';
@@ -74,6 +75,9 @@ export async function checkItems(
   };
 }
 
+/** The cells of a row whose problem stands for its fields' (each field absent, its problems not kept). */
+const NO_CELLS: readonly string[] = [];
+
 /** A block of rows checked: per row its problems, or its normalised values. */
 export interface CheckedRows {
   errors: (FieldError[] | undefined)[];
@@ -90,14 +94,23 @@ export async function checkRows(
   q: Queryable,
   tenantId: number,
   resource: BatchResource,
-  block: readonly { item: unknown; problem?: string | undefined }[],
+  block: readonly FileRow[],
   references: boolean,
 ): Promise<CheckedRows> {
-  const checked = await validateInSlices(
-    resource,
-    block.map((row) => (row.problem === undefined ? row.item : {})),
-    true,
-  );
+  // The rows of a CSV file whose header names only fields are checked on their cells.
+  const columns = block.find((row) => row.columns)?.columns;
+  const checked = columns
+    ? await validateInSlices(
+        resource,
+        block.map((row) => (row.problem === undefined ? row.cells! : NO_CELLS)),
+        true,
+        (slice) => validateCellRows(resource, slice, columns.ofField, true),
+      )
+    : await validateInSlices(
+        resource,
+        block.map((row) => (row.problem === undefined ? row.item : {})),
+        true,
+      );
   const byIndex = new Map(checked.errors.map((error) => [error.index, error.errors]));
   const rows: (FieldValue[] | undefined)[] = new Array(block.length);
   const itemErrors: ItemError[] = [];

@@ -96,27 +96,20 @@ function checkObject(
   prefix: string,
   out: FieldError[],
 ): FieldValue[] {
-  const { names, fields, isItems, shadowsPrototype } = shape;
+  const { names, fields, shadowsPrototype } = shape;
   const row: FieldValue[] = new Array(fields.length);
-  const messages = fieldProblems;
-  messages.length = 0; // were a check to have thrown with one pushed
+  fieldProblems.length = 0; // were a check to have thrown with one pushed
   for (let at = 0; at < fields.length; at++) {
     if (isFull(out)) return row;
     const name = names[at]!;
-    const field = fields[at]!;
-    const value = !shadowsPrototype[at] || Object.hasOwn(item, name) ? item[name] : undefined;
-    if (isItems[at] && value !== undefined && value !== null) {
-      const children = checkChildren(field as ItemsField, value, prefix + name, out);
-      if (children) row[at] = children;
-      continue;
-    }
-    const checked = field.check(value, messages);
-    if (messages.length > 0) {
-      for (const message of messages) out.push({ field: prefix + name, message });
-      messages.length = 0;
-    } else {
-      row[at] = checked as FieldValue;
-    }
+    checkField(
+      shape,
+      at,
+      !shadowsPrototype[at] || Object.hasOwn(item, name) ? item[name] : undefined,
+      prefix,
+      out,
+      row,
+    );
   }
   if (isFull(out)) return row;
   // for-in rather than Object.keys: the same own names in the same order (a parsed object has no
@@ -125,6 +118,57 @@ function checkObject(
     if (shape.known.has(name)) continue;
     out.push({ field: prefix + echoedName(name), message: fieldMessages.unknownField });
     if (isFull(out)) break;
+  }
+  return row;
+}
+
+/**
+ * Field `at` of the shape checked with its value (undefined: absent): its normalised value put in
+ * row[at], or its problems appended to out.
+ */
+function checkField(
+  shape: ObjectShape,
+  at: number,
+  value: unknown,
+  prefix: string,
+  out: FieldError[],
+  row: FieldValue[],
+): void {
+  const field = shape.fields[at]!;
+  if (shape.isItems[at] && value !== undefined && value !== null) {
+    const children = checkChildren(field as ItemsField, value, prefix + shape.names[at], out);
+    if (children) row[at] = children;
+    return;
+  }
+  const messages = fieldProblems;
+  const checked = field.check(value, messages);
+  if (messages.length > 0) {
+    for (const message of messages) out.push({ field: prefix + shape.names[at], message });
+    messages.length = 0;
+  } else {
+    row[at] = checked as FieldValue;
+  }
+}
+
+/**
+ * A CSV row checked as the item its cells make (src/jobs/file-rows.ts), without making it: field `at`
+ * reads cell `columnOf[at]` (-1: no column), an empty cell is absent. The same checks in the same
+ * order as checkObject, so the same values and messages; for a header that names only fields of the
+ * table (an unknown column is checked as an item's unknown field is, by checkObject).
+ */
+function checkCells(
+  shape: ObjectShape,
+  cells: readonly string[],
+  columnOf: readonly number[],
+  out: FieldError[],
+): FieldValue[] {
+  const row: FieldValue[] = new Array(shape.fields.length);
+  fieldProblems.length = 0;
+  for (let at = 0; at < row.length; at++) {
+    if (isFull(out)) return row;
+    const column = columnOf[at]!;
+    const cell = column < 0 ? undefined : cells[column];
+    checkField(shape, at, cell === '' ? undefined : cell, '', out, row);
   }
   return row;
 }
@@ -182,6 +226,34 @@ export function validateItems(
   everyItem = false,
 ): ValidatedBatch {
   const shape = shapeOf(resource.fields);
+  return validateEach(items, everyItem, (item, found) =>
+    isPlainObject(item) ? checkObject(shape, item, '', found) : undefined,
+  );
+}
+
+/**
+ * Rows of a CSV file's cells validated as validateItems validates the items they make (checkCells):
+ * `columnOf` gives, per field of the table, its column (-1: none).
+ */
+export function validateCellRows(
+  resource: ItemTable,
+  rows: readonly (readonly string[])[],
+  columnOf: readonly number[],
+  everyItem = false,
+): ValidatedBatch {
+  const shape = shapeOf(resource.fields);
+  return validateEach(rows, everyItem, (cells, found) => checkCells(shape, cells, columnOf, found));
+}
+
+/**
+ * What validateItems does, whatever an item is made of: `checkOne` gives an item's row, its problems
+ * appended to `found`, or undefined for an item that is not an object.
+ */
+function validateEach<T>(
+  items: readonly T[],
+  everyItem: boolean,
+  checkOne: (item: T, found: FieldError[]) => FieldValue[] | undefined,
+): ValidatedBatch {
   const rows: (FieldValue[] | undefined)[] = new Array(items.length);
   const errors: ItemError[] = [];
   const invalid = everyItem ? new Uint8Array(items.length) : undefined;
@@ -189,8 +261,8 @@ export function validateItems(
   // An item's problems, moved to a list of their own only when it has some.
   const found: FieldError[] = [];
   for (let index = 0; index < items.length && (everyItem || problems <= MAX_ERRORS_PER_ANSWER); index++) {
-    const item = items[index];
-    if (!isPlainObject(item)) {
+    const row = checkOne(items[index]!, found);
+    if (!row) {
       if (invalid) invalid[index] = 1;
       if (problems <= MAX_ERRORS_PER_ANSWER) {
         errors.push({ index, errors: [{ field: null, message: fieldMessages.itemMustBeObject }] });
@@ -198,7 +270,7 @@ export function validateItems(
       problems++;
       continue;
     }
-    rows[index] = checkObject(shape, item, '', found);
+    rows[index] = row;
     if (found.length === 0) continue;
     const itemErrors = found.splice(0);
     if (invalid) invalid[index] = 1;
@@ -226,18 +298,19 @@ export const VALIDATION_SLICE = 250;
  * write's column literals after it (each tens of ms on their own). Items are checked one by one, so
  * the slices' results joined (indexes moved by the slice's start) are those of the whole batch.
  */
-export async function validateInSlices(
+export async function validateInSlices<T = unknown>(
   resource: ItemTable,
-  items: readonly unknown[],
+  items: readonly T[],
   everyItem = false,
+  validate: (slice: readonly T[]) => ValidatedBatch = (slice) => validateItems(resource, slice, everyItem),
 ): Promise<ValidatedBatch> {
-  if (items.length <= VALIDATION_SLICE) return validateItems(resource, items, everyItem);
+  if (items.length <= VALIDATION_SLICE) return validate(items);
   const rows: ValidatedBatch['rows'] = new Array(items.length);
   const errors: ValidatedBatch['errors'] = [];
   const invalid = everyItem ? new Uint8Array(items.length) : undefined;
   for (let start = 0; start < items.length; start += VALIDATION_SLICE) {
     await nextTurn();
-    const slice = validateItems(resource, items.slice(start, start + VALIDATION_SLICE), everyItem);
+    const slice = validate(items.slice(start, start + VALIDATION_SLICE));
     for (let at = 0; at < slice.rows.length; at++) rows[start + at] = slice.rows[at];
     for (const error of slice.errors) errors.push({ ...error, index: error.index + start });
     if (invalid && slice.invalid) invalid.set(slice.invalid, start);

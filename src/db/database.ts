@@ -15,7 +15,7 @@ export interface Queryable {
  * Runs `COPY table (columns) FROM STDIN` (text format) with the given rows: one value per column,
  * tab-separated, one row per line (src/db/copy-text.ts). Many rows load faster so than as parameters.
  */
-export type CopyFrom = (sql: string, text: string) => Promise<void>;
+export type CopyFrom = (sql: string, text: string | Uint8Array) => Promise<void>;
 
 /** Inside a transaction: statements, and parts of it that can be undone on their own. */
 export interface Transaction extends Queryable {

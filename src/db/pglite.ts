@@ -78,7 +78,9 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
           work(
             inTransaction(wrap(tx), async (sql, text) => {
               // PGlite has no client stream: COPY reads the rows from a blob it is given.
-              await tx.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], { blob: new Blob([text]) });
+              await tx.query(sql.replace(/FROM STDIN$/, "FROM '/dev/blob'"), [], {
+                blob: new Blob([text as string | Uint8Array<ArrayBuffer>]),
+              });
             }),
           ),
         ),

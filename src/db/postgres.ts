@@ -62,7 +62,7 @@ function queryable(client: pg.PoolClient): Queryable {
 }
 
 /** COPY ... FROM STDIN on the transaction's connection, the rows sent as one piece. */
-async function copyInto(client: pg.PoolClient, sql: string, text: string): Promise<void> {
+async function copyInto(client: pg.PoolClient, sql: string, text: string | Uint8Array): Promise<void> {
   await pipeline(Readable.from([text]), client.query(copyFromStdin(sql)));
 }
 

@@ -21,12 +21,44 @@ export class FileProblem extends Error {
 export interface FileRow {
   /** The row's first line in the file (1 is a CSV's header, or the first NDJSON line). */
   line: number;
-  /** The row as a batch item: an object of a CSV row's cells, or an NDJSON line's value. */
+  /**
+   * The row as a batch item: an NDJSON line's value, or an object of a CSV row's cells when the
+   * header names a column that is no field (the row is invalid by it).
+   */
   item: unknown;
+  /**
+   * A CSV row whose header names only fields: its cells, checked as the item they make without
+   * making it (validateCellRows), the columns read by `columns`.
+   */
+  cells?: readonly string[];
+  columns?: CsvColumns;
   /** What makes the row invalid before any field is looked at (a CSV row with another number of cells). */
   problem?: string | undefined;
   /** Characters of the row's text: what the row costs in memory, roughly (blocks are bounded by it too). */
   chars: number;
+}
+
+/** A CSV header that names only fields of the table: where each field's cell is. */
+export interface CsvColumns {
+  /** Per field (in the table's order, FileShape.fieldNames): its column, or -1. */
+  ofField: readonly number[];
+  /** Per field name: its column. */
+  byName: ReadonlyMap<string, number>;
+}
+
+/**
+ * The item a row stands for, of the named fields only (a key's, for a result line): an NDJSON line's
+ * value as it is, a CSV row's non-empty cells of those names.
+ */
+export function itemOf(row: FileRow, names: readonly string[]): unknown {
+  if (!row.cells) return row.item;
+  const item: Record<string, string> = {};
+  for (const name of names) {
+    const column = row.columns!.byName.get(name);
+    const cell = column === undefined ? '' : row.cells[column]!;
+    if (cell !== '') item[name] = cell;
+  }
+  return item;
 }
 
 export interface FileShape {
@@ -111,6 +143,8 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
   const known = new Set(shape.fieldNames);
   let header: string[] | undefined;
   let isKnown: boolean[] = [];
+  // Set when every column of the header names a field: the rows then keep their cells.
+  let columns: CsvColumns | undefined;
   const rowsOf = (records: readonly CsvRecord[]): FileRow[] => {
     const rows: FileRow[] = [];
     for (const { line, cells, chars } of records) {
@@ -119,6 +153,10 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
       if (!header) {
         header = headerOf(cells);
         isKnown = header.map((name) => known.has(name));
+        if (isKnown.every(Boolean)) {
+          const byName = new Map(header.map((name, at) => [name, at]));
+          columns = { ofField: shape.fieldNames.map((name) => byName.get(name) ?? -1), byName };
+        }
         continue;
       }
       if (cells.length !== header.length) {
@@ -128,6 +166,10 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
           problem: `The row has ${count(cells.length)} cells; the header row has ${count(header.length)}`,
           chars,
         });
+        continue;
+      }
+      if (columns) {
+        rows.push({ line, item: undefined, cells, columns, chars });
         continue;
       }
       const item: Record<string, unknown> = {};

@@ -12,7 +12,7 @@ import {
 import { createStaging, markReplaced, markStaged, StagedText, stageRows } from '../sql/job-staging.js';
 import { delimiterHint } from './delimiter-hint.js';
 import { type KeptBlock, keptBlocks } from './file-blocks.js';
-import { FileProblem } from './file-rows.js';
+import { FileProblem, type FileRow, itemOf } from './file-rows.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import { RepeatedKeys } from './repeated-keys.js';
 
@@ -48,7 +48,8 @@ export async function* checkedBlocks(
 }
 
 /** A row's key as sent, for its result line. */
-export function keyText(resource: BatchResource, item: unknown): string {
+export function keyText(resource: BatchResource, row: FileRow): string {
+  const item = itemOf(row, resource.key);
   return typeof item === 'object' && item !== null && !Array.isArray(item)
     ? sentKeyText(resource, item as Record<string, unknown>)
     : '{}';
@@ -137,10 +138,10 @@ export async function checkFile(
         if (errors) {
           if (invalid + lines.length === 0) hint = delimiterHint(job, resource.fieldNames, errors);
           lines.push(row.line);
-          body += `{"line":${row.line},"key":${keyText(resource, row.item)},"errors":${JSON.stringify(errors)}}\n`;
+          body += `{"line":${row.line},"key":${keyText(resource, row)},"errors":${JSON.stringify(errors)}}\n`;
         } else if (stages) {
           const values = checked.values[at]!;
-          staged.add(row.line, keyText(resource, row.item), values);
+          staged.add(row.line, keyText(resource, row), values);
           repeated.add(keyOf(resource.keyPositions, values), row.line);
         }
       }
@@ -198,7 +199,7 @@ export async function stageFile(
         const values = checked.values[at];
         // Valid when checked before; a row that is not now is a bug, never a silent skip.
         if (!values) throw new Error(`line ${row.line} was valid when checked and is not now`);
-        staged.add(row.line, keyText(resource, row.item), values);
+        staged.add(row.line, keyText(resource, row), values);
         repeated.add(keyOf(resource.keyPositions, values), row.line);
       }
       await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));

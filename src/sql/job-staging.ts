@@ -1,3 +1,4 @@
+import { CopyBuffer } from '../db/copy-buffer.js';
 import { copyValue } from '../db/copy-text.js';
 import type { Queryable, Transaction } from '../db/database.js';
 import { sqlState } from '../db/failures.js';
@@ -37,12 +38,11 @@ const STAGING_NAME = '^job_(rows|items)_[0-9a-f]+$';
 
 /**
  * The COPY text of rows to stage, built row by row as the check goes: of a row only its text is kept,
- * so the block's objects can go as soon as it is checked (a block's rows held until their COPY was
- * sent, while the next block was checked, doubled the check's garbage collection).
+ * outside the heap (CopyBuffer), so the block's objects can go as soon as it is checked.
  */
 export class StagedText {
-  rows = '';
-  items = '';
+  readonly rows = new CopyBuffer();
+  readonly items = new CopyBuffer();
   count = 0;
 
   constructor(readonly resource: BatchResource) {}
@@ -54,14 +54,14 @@ export class StagedText {
     for (let at = 0; at < columnPositions.length; at++) {
       text += `\t${copyValue(values[columnPositions[at]!] as string | number | null)}`;
     }
-    this.rows += `${text}\n`;
+    this.rows.append(`${text}\n`);
     this.count++;
     if (childPosition === undefined) return;
     const parent = copyValue(values[keyPositions[0]!] as string);
     for (const child of values[childPosition] as FieldValue[][]) {
       let item = `${line}\t${parent}`;
       for (const value of child) item += `\t${copyValue(value as string | number | null)}`;
-      this.items += `${item}\n`;
+      this.items.append(`${item}\n`);
     }
   }
 }
@@ -110,12 +110,12 @@ export async function stageRows(tx: Transaction, jobId: string, staged: StagedTe
   const { resource } = staged;
   const { rows, items } = stagingTables(jobId);
   const names = writtenColumns(resource).map((c) => ident(c.name));
-  await tx.copyFrom(`COPY ${rows} (job_line, job_key, ${names.join(', ')}) FROM STDIN`, staged.rows);
-  if (!resource.children || staged.items === '') return;
+  await tx.copyFrom(`COPY ${rows} (job_line, job_key, ${names.join(', ')}) FROM STDIN`, staged.rows.view());
+  if (!resource.children || staged.items.byteLength === 0) return;
   const childNames = childColumns(resource).map((c) => ident(c.name));
   await tx.copyFrom(
     `COPY ${items} (job_line, ${ident(resource.children.parentColumn)}, ${childNames.join(', ')}) FROM STDIN`,
-    staged.items,
+    staged.items.view(),
   );
 }
 

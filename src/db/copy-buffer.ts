@@ -1,0 +1,35 @@
+/**
+ * COPY text gathered outside the JavaScript heap: rows appended one at a time are written as UTF-8
+ * into a buffer that grows by doubling. Gathered as one string instead (`text += row`), every row's
+ * pieces stay reachable until the text is sent, so each young-generation collection copies all of
+ * them again: on a million prices that was 2.8 of the check's 6.3 s, collecting garbage.
+ */
+export class CopyBuffer {
+  #bytes: Buffer;
+  #length = 0;
+
+  constructor(initialBytes = 64 * 1024) {
+    this.#bytes = Buffer.allocUnsafe(initialBytes);
+  }
+
+  /** Bytes appended so far. */
+  get byteLength(): number {
+    return this.#length;
+  }
+
+  append(text: string): void {
+    // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair: 4 bytes for 2 units).
+    const room = this.#length + text.length * 3;
+    if (room > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(room, this.#bytes.length * 2));
+      this.#bytes.copy(grown, 0, 0, this.#length);
+      this.#bytes = grown;
+    }
+    this.#length += this.#bytes.write(text, this.#length, 'utf8');
+  }
+
+  /** The text appended, as bytes (a view: valid until the next append). */
+  view(): Uint8Array {
+    return this.#bytes.subarray(0, this.#length);
+  }
+}
