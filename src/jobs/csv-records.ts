@@ -47,7 +47,17 @@ export class CsvRecords {
   }
 
   push(piece: string): CsvRecord[] {
-    return this.#parse(this.#rest + piece, false);
+    if (this.#rest === '') return this.#parse(piece, false);
+    // The record carried over is completed by the piece's first line, parsed on its own, and the rest
+    // of the piece parsed as it is: a slice of the decoded text that the cells slice in turn, never
+    // copied into a joined string (64 KiB a piece that young-generation collections then copy too).
+    const lf = piece.indexOf('\n');
+    if (lf < 0) return this.#parse(this.#rest + piece, false);
+    const first = this.#parse(this.#rest + piece.slice(0, lf + 1), false);
+    // A quoted value going on past that line: the record is still open.
+    const after = piece.slice(lf + 1);
+    const more = this.#parse(this.#rest === '' ? after : this.#rest + after, false);
+    return first.length === 0 ? more : first.concat(more);
   }
 
   end(): CsvRecord[] {
