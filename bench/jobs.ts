@@ -356,6 +356,9 @@ const COLUMNS = [
 const perSecond = (rows: number, seconds: number) =>
   `${Math.round(rows / seconds).toLocaleString('en-US')} rows/s`;
 
+/** Issue 42's bars: the whole job against the floor's COPY and one statement. */
+const RATIO_BARS: Record<string, number> = { prices: 1.8, customers: 2.0 };
+
 // ---------------------------------------------------------------- runs
 
 async function main(): Promise<void> {
@@ -418,7 +421,7 @@ async function main(): Promise<void> {
         `${resource.name} ${ROWS.toLocaleString('en-US')}, PostgreSQL`,
         `${job.seconds.toFixed(1)} s (${perSecond(ROWS, job.seconds)})`,
         `${raw1.toFixed(1)} s (${perSecond(ROWS, raw1)})`,
-        `${ratio(job.seconds / raw1)} (goal 1.5x)`,
+        `${ratio(job.seconds / raw1)} (bar ${RATIO_BARS[resource.name]}x)`,
         `${blocks.toFixed(1)} s: ${ratio(job.seconds / blocks)}`,
         mb(job.growthKb),
         phasesOf(job),

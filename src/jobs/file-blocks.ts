@@ -14,14 +14,14 @@ import { storedFile } from './stored-file.js';
 export const BLOCK_ROWS = 10_000;
 /**
  * Characters of file text per block of the check, at most: a block of wide rows (customers of 1 KiB:
- * about 500 of them) ends before 10,000 rows. What a block holds at once (its rows, their values,
- * their COPY text) is several times its text, and V8 lets the heap grow with it: on 50,000 customers
- * of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB and 127 MB with
- * 512 KiB (the bar of `npm run bench:jobs`' 1 GiB job: 256 MB). The writing's transactions are of
- * 10,000 staged rows whatever their width: it holds none of them. Rows of prices (25-50 bytes) make
- * blocks of 10,000.
+ * about 115 of them) ends before 10,000 rows. A block's rows and their values live until it is
+ * checked and its rows' COPY text made: blocks small enough to die in V8's young generation cost
+ * less collecting (1,000,000 customers of 1 KiB, checked standalone: 23.7 µs a row with blocks of
+ * 512 KiB, 21.4 with 128 KiB) and bound the memory held (on 50,000 such customers the server's RSS
+ * grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB, 127 MB with 512 KiB). The copy of several
+ * blocks goes in one transaction (job-check.ts). Rows of prices (25-50 bytes) make blocks of 3,000-5,000.
  */
-export const BLOCK_CHARS = 512 * 1024;
+export const BLOCK_CHARS = 128 * 1024;
 
 /** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
 export async function* fileBlocks(

@@ -11,7 +11,7 @@ import {
 } from '../sql/job-runs.js';
 import { createStaging, markReplaced, markStaged, StagedText, stageRows } from '../sql/job-staging.js';
 import { delimiterHint } from './delimiter-hint.js';
-import { type KeptBlock, keptBlocks } from './file-blocks.js';
+import { BLOCK_ROWS, type KeptBlock, keptBlocks } from './file-blocks.js';
 import { FileProblem, type FileRow, itemOf } from './file-rows.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import { RepeatedKeys } from './repeated-keys.js';
@@ -56,6 +56,13 @@ export function keyText(resource: BatchResource, row: FileRow): string {
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Bytes of COPY text (or of failed rows' results) a copy sends at most, about: the check's blocks are
+ * smaller (src/jobs/file-blocks.ts), and a copy gathers several (up to about BLOCK_ROWS rows), so
+ * that the transactions that send them stay few whatever the size of the blocks.
+ */
+const COPY_BYTES = 1024 * 1024;
 
 /**
  * Copies checked rows into the job's staging tables (src/sql/job-staging.ts), a block a transaction
@@ -125,18 +132,32 @@ export async function checkFile(
   let invalid = 0;
   // Read from the first invalid row: a header read with the wrong delimiter makes every row invalid alike.
   let hint: string | undefined;
+  // What the next copy sends: the rows of the blocks checked since the last one, and their failures.
+  let staged = new StagedText(resource);
+  let lines: number[] = [];
+  let body = '';
+  let unsent = false;
+  const send = async () => {
+    const failed: FailedBlock | undefined =
+      lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
+    const counts = { received, invalid };
+    const rows = invalid > 0 && job.on_invalid === 'reject' ? new StagedText(resource) : staged;
+    await copy.send(rows, (tx) => recordValidation(tx, job.id, holder, leaseSeconds, counts, failed));
+    staged = new StagedText(resource);
+    lines = [];
+    body = '';
+    unsent = false;
+  };
   try {
     for await (const { rows: block, checked } of blocks) {
-      const lines: number[] = [];
-      const staged = new StagedText(resource);
       const stages = !(job.on_invalid === 'reject' && invalid > 0);
-      let body = '';
       for (let at = 0; at < block.length; at++) {
         if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
         const row = block[at]!;
         const errors = checked.errors[at];
         if (errors) {
-          if (invalid + lines.length === 0) hint = delimiterHint(job, resource.fieldNames, errors);
+          if (invalid === 0) hint = delimiterHint(job, resource.fieldNames, errors);
+          invalid++;
           lines.push(row.line);
           body += `{"line":${row.line},"key":${keyText(resource, row)},"errors":${JSON.stringify(errors)}}\n`;
         } else if (stages) {
@@ -146,14 +167,12 @@ export async function checkFile(
         }
       }
       received += block.length;
-      invalid += lines.length;
-      const failed: FailedBlock | undefined =
-        lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
-      const counts = { received, invalid };
-      await copy.send(invalid > 0 && job.on_invalid === 'reject' ? new StagedText(resource) : staged, (tx) =>
-        recordValidation(tx, job.id, holder, leaseSeconds, counts, failed),
-      );
+      unsent = true;
+      if (staged.count >= BLOCK_ROWS || staged.rows.byteLength >= COPY_BYTES || body.length >= COPY_BYTES) {
+        await send();
+      }
     }
+    if (unsent) await send();
     await copy.settle();
   } catch (error) {
     await copy.settle().catch(() => {});
