@@ -86,7 +86,8 @@ export interface CheckedRows {
 
 /**
  * A block of rows checked one by one by the batch rules of the resource (a bulk job's file): every
- * row looked at and every problem kept, the reference rule included when asked (one query a block).
+ * row looked at and every problem kept, the reference rule included when asked (one query a block,
+ * for the keys not in `knownReferences`, which remembers those found).
  * A row's `problem`, found before its fields (a line the file's format could not read), stands for
  * its fields' problems.
  */
@@ -96,6 +97,7 @@ export async function checkRows(
   resource: BatchResource,
   block: readonly FileRow[],
   references: boolean,
+  knownReferences?: Set<string>,
 ): Promise<CheckedRows> {
   // The rows of a CSV file whose header names only fields are checked on their cells.
   const columns = block.find((row) => row.columns)?.columns;
@@ -125,7 +127,7 @@ export async function checkRows(
   }
   if (references && resource.reference) {
     const batch = { rows, errors: itemErrors };
-    await refuseUnknownReferences(q, tenantId, resource, batch);
+    await refuseUnknownReferences(q, tenantId, resource, batch, knownReferences);
   }
   const errors: CheckedRows['errors'] = new Array(block.length);
   const values: CheckedRows['values'] = new Array(block.length);

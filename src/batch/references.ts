@@ -13,16 +13,36 @@ import type { ValidatedBatch } from './validate-items.js';
  * do not exist, and the problem added to each item naming one.
  */
 
-/** The keys the batch's valid rows refer to that the tenant has no row of: one query, or none. */
+/**
+ * Keys found to exist that a bulk job's check remembers, at most: a price list's products, a stock
+ * file's locations are a few thousand, asked for again in every block without it.
+ */
+const MAX_KNOWN_REFERENCES = 100_000;
+
+/**
+ * The keys the batch's valid rows refer to that the tenant has no row of: one query, or none.
+ * `known`: keys an earlier block of the same job found, not asked for again, and the keys this query
+ * finds added to it. Rows are never removed through the API, so a key found stays found; the write
+ * statement refuses a missing one whatever the check found (SFA01).
+ */
 export async function unknownReferences(
   q: Queryable,
   tenantId: number,
   resource: BatchResource,
   batch: ValidatedBatch,
+  known?: Set<string>,
 ): Promise<Set<string>> {
-  const keys = referencedKeys(resource, batch);
+  let keys = referencedKeys(resource, batch);
+  if (known) keys = keys.filter((key) => !known.has(key));
   if (keys.length === 0 || !resource.reference) return new Set<string>();
-  return missingReferences(q, resource.reference, tenantId, keys);
+  const missing = await missingReferences(q, resource.reference, tenantId, keys);
+  if (known) {
+    for (const key of keys) {
+      if (known.size >= MAX_KNOWN_REFERENCES) break;
+      if (!missing.has(key)) known.add(key);
+    }
+  }
+  return missing;
 }
 
 /**
@@ -59,8 +79,9 @@ export async function refuseUnknownReferences(
   tenantId: number,
   resource: BatchResource,
   batch: ValidatedBatch,
+  known?: Set<string>,
 ): Promise<Set<string>> {
-  const missing = await unknownReferences(q, tenantId, resource, batch);
+  const missing = await unknownReferences(q, tenantId, resource, batch, known);
   markUnknownReferences(resource, batch, missing);
   return missing;
 }

@@ -40,9 +40,11 @@ export async function* checkedBlocks(
   fromLine: number,
 ): AsyncGenerator<CheckedBlock> {
   const validating = job.state === 'validating';
+  // The referred keys found by earlier blocks of this pass, not asked for again.
+  const knownReferences = new Set<string>();
   for await (const { rows, toLine } of keptBlocks(context.db, job, resource, fromLine, !validating)) {
     checkStopping(context);
-    const checked = await checkRows(context.db, job.tenant_id, resource, rows, validating);
+    const checked = await checkRows(context.db, job.tenant_id, resource, rows, validating, knownReferences);
     yield { rows, toLine, checked };
   }
 }

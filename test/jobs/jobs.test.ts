@@ -163,6 +163,33 @@ for (const backend of backends()) {
       );
     });
 
+    test('references over many blocks: a product found once is found again, one never found is refused in every block', async () => {
+      // 25,000 rows: blocks of 128 KiB of text (src/jobs/file-blocks.ts) make three of them or more.
+      const rows: string[][] = [];
+      const nope: number[] = [];
+      for (let n = 0; n < 25_000; n++) {
+        const unknown = n === 0 || n === 12_345 || n === 24_999;
+        const product = n === 24_999 ? 'NOPE2' : unknown ? 'NOPE1' : `P${1 + (n % 3)}`;
+        if (unknown) nope.push(n + 2);
+        rows.push([product, `REF${n}`, '1']);
+      }
+      const id = await submitJob(tenant, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [
+        csv(PRICE_HEADER, rows),
+      ]);
+      await runJobs(app());
+      const job = (await tenant.get(`/v1/jobs/${id}`)).body;
+      assert.equal(job.state, 'succeeded', job.error);
+      assert.deepEqual(job.rows, { received: 25_000, invalid: 3, created: 24_997, updated: 0, ignored: 0 });
+      const failed = await resultsOf(tenant, id, 'failed');
+      assert.deepEqual(
+        failed.map((row) => [row.line, row.errors]),
+        nope.map((line) => [
+          line,
+          [{ field: 'product_code', message: 'Product does not exist in the product master' }],
+        ]),
+      );
+    });
+
     test('repeated keys over the whole file: the last occurrence of an upsert wins, the others are ignored', async () => {
       // 12,000 rows: more than one transaction of the writing, with a key at both ends.
       const rows: string[][] = [['P1', 'BIG', '1.00']];
