@@ -32,8 +32,7 @@ export async function unknownReferences(
   batch: ValidatedBatch,
   known?: Set<string>,
 ): Promise<Set<string>> {
-  let keys = referencedKeys(resource, batch);
-  if (known) keys = keys.filter((key) => !known.has(key));
+  const keys = referencedKeys(resource, batch, known);
   if (keys.length === 0 || !resource.reference) return new Set<string>();
   const missing = await missingReferences(q, resource.reference, tenantId, keys);
   if (known) {
@@ -143,14 +142,18 @@ export async function skippedReferences(
   return { unknown, count, errors: marked.errors, keys: [...missing] };
 }
 
-/** Distinct keys the valid rows refer to, for the one existence query. */
-export function referencedKeys(resource: BatchResource, batch: ValidatedBatch): string[] {
+/** Distinct keys the valid rows refer to, those in `known` left out, for the one existence query. */
+export function referencedKeys(
+  resource: BatchResource,
+  batch: ValidatedBatch,
+  known?: ReadonlySet<string>,
+): string[] {
   const at = resource.reference?.position;
   if (at === undefined) return [];
   const keys = new Set<string>();
   for (const row of batch.rows) {
     const key = row?.[at];
-    if (key !== undefined) keys.add(key as string);
+    if (key !== undefined && !known?.has(key as string)) keys.add(key as string);
   }
   return [...keys];
 }
