@@ -2,7 +2,8 @@
  * COPY text gathered outside the JavaScript heap: rows appended one at a time are written as UTF-8
  * into a buffer that grows by doubling. Gathered as one string instead (`text += row`), every row's
  * pieces stay reachable until the text is sent, so each young-generation collection copies all of
- * them again: on a million prices that was 2.8 of the check's 6.3 s, collecting garbage.
+ * them again (a million prices checked standalone: 2.8 s collecting garbage with one string, 1.4 s
+ * with this buffer).
  */
 export class CopyBuffer {
   #bytes: Buffer;

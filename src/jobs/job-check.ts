@@ -67,9 +67,10 @@ const count = (n: number) => n.toLocaleString('en-US');
 const COPY_BYTES = 1024 * 1024;
 
 /**
- * Copies checked rows into the job's staging tables (src/sql/job-staging.ts), a block a transaction
- * that also records the pass's progress, each sent while the next block is read and checked: the
- * check's JavaScript and PostgreSQL's COPY overlap. One transaction at a time, in block order.
+ * Copies checked rows into the job's staging tables (src/sql/job-staging.ts), a transaction per send
+ * (the rows of one or more blocks) that also records the pass's progress, sent while the next block
+ * is read and checked: the check's JavaScript and PostgreSQL's COPY overlap. One transaction at a
+ * time, in block order.
  */
 class StagingCopy {
   #pending: Promise<void> | undefined;
