@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
-import type { FileRow } from '../jobs/file-rows.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { type FieldError, type ItemError, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
@@ -78,6 +77,17 @@ export async function checkItems(
 /** The cells of a row whose problem stands for its fields' (each field absent, its problems not kept). */
 const NO_CELLS: readonly string[] = [];
 
+/**
+ * A row of a bulk job's file as the check reads it (src/jobs/file-rows.ts, FileRow): an item, or a CSV
+ * row's cells with, per field, its column.
+ */
+export interface RowToCheck {
+  item: unknown;
+  problem?: string | undefined;
+  cells?: readonly string[];
+  columns?: { readonly ofField: readonly number[] };
+}
+
 /** A block of rows checked: per row its problems, or its normalised values. */
 export interface CheckedRows {
   errors: (FieldError[] | undefined)[];
@@ -95,7 +105,7 @@ export async function checkRows(
   q: Queryable,
   tenantId: number,
   resource: BatchResource,
-  block: readonly FileRow[],
+  block: readonly RowToCheck[],
   references: boolean,
   knownReferences?: Set<string>,
 ): Promise<CheckedRows> {
