@@ -4,7 +4,8 @@
  * The file can hold millions of keys, so not every key is remembered: a Bloom filter notes each key,
  * and only a key it may have seen before (a repeat, or now and then a false alarm) is kept exactly,
  * with its last line. Every repeated key is therefore in the exact map, and a key that is not there
- * occurs once: the answer is exact, and memory is the filter (about 2 bits per byte of file over 16, at most 64 MiB) plus the repeats.
+ * occurs once: the answer is exact, and memory is the filter (about 2 bits per byte of file over 16,
+ * at most 64 MiB) plus the repeats.
  */
 export class RepeatedKeys {
   readonly #bits: Uint32Array;

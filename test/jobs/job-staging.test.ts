@@ -29,6 +29,21 @@ import {
  * while it was checked go at the next round of the jobs' work, whichever instance runs it.
  */
 
+/**
+ * A tenant of its own with a queued job of 25,000 prices (price lists `LABEL-n`), once every other
+ * job has ended; the tenant's app is closed by the caller.
+ */
+async function queuedPricesJob(db: Database, label: string) {
+  const tenant = await ownedTenantApp(db);
+  await seedProducts(tenant, ['P1']);
+  await drainJobs(db);
+  const rows = Array.from({ length: 25_000 }, (_, n) => ['P1', `${label}-${n}`, '1.25']);
+  const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
+    csv(['product_code', 'price_list', 'price'], rows),
+  ]);
+  return { tenant, id };
+}
+
 /** How many of a job's staging tables exist. */
 async function stagingTablesOf(db: Database, id: string): Promise<number> {
   const [row] = await db.query<{ n: number }>(
@@ -72,14 +87,8 @@ for (const backend of backends()) {
 
     test("staged rows emptied between a block's look-up and its statement: nothing kept, the rows copied again", async () => {
       const db = await backend.db();
-      const tenant = await ownedTenantApp(db);
+      const { tenant, id } = await queuedPricesJob(db, 'EMPTIED');
       try {
-        await seedProducts(tenant, ['P1']);
-        await drainJobs(db);
-        const rows = Array.from({ length: 25_000 }, (_, n) => ['P1', `EMPTIED-${n}`, '1.25']);
-        const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
-          csv(['product_code', 'price_list', 'price'], rows),
-        ]);
         // Right before the second block's transaction: its look-up found the mark, its statement will not.
         const emptying = aroundWritingTransactions(db, id, async (block, run) => {
           if (block === 2) await db.query(`TRUNCATE ${stagingTables(id).rows}`);
@@ -106,14 +115,8 @@ for (const backend of backends()) {
 
     test("a job aborted while it is checked: its staging tables go at the next instance's round", async () => {
       const db = await backend.db();
-      const tenant = await ownedTenantApp(db);
+      const { tenant, id } = await queuedPricesJob(db, 'ABORTED');
       try {
-        await seedProducts(tenant, ['P1']);
-        await drainJobs(db);
-        const rows = Array.from({ length: 25_000 }, (_, n) => ['P1', `ABORTED-${n}`, '1.25']);
-        const id = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
-          csv(['product_code', 'price_list', 'price'], rows),
-        ]);
         // The check's first staging transaction waits until the job is aborted.
         let release!: () => void;
         const released = new Promise<void>((done) => {
