@@ -14,7 +14,12 @@ import { stagingTables } from './job-staging.js';
  * The outcomes are the batch's (extensions.md 5 over the whole file): a row another one of its key
  * replaces (job_replaced: of an upsert the last occurrence wins, of an insert-if-absent the first) is
  * ignored; a row inserted is created; any other is updated (upsert, changed or not: decision 0063) or
- * ignored (insert-if-absent: the key existed).
+ * ignored (insert-if-absent: the key existed). When the statement inserted as many rows as it chose
+ * (a first load), every chosen row is created and no key is compared; otherwise a row's key is looked
+ * up in the set of keys inserted (a hashed subplan, built only then). The three outcomes' counts and
+ * results are aggregated in one pass. Against a join of the block's rows to the written ones and a
+ * sort by outcome, this took a block of 10,000 prices from 130 to 103 ms in EXPLAIN ANALYZE, and
+ * 1,000,000 prices' blocks from 11.7 to 10.9 s (four runs each, alternated).
  */
 
 /** What a block's statement answers. */
@@ -47,25 +52,28 @@ export function blockWriteSql(resource: BatchResource, jobId: string): string {
     returnsKeys: true,
     countsChildren: true,
   });
-  const joined = keys
-    .map((c, at) => {
-      const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
-      return `w.k${at}${collate} = b.${ident(c.name)}${collate}`;
-    })
-    .join(' AND ');
+  const keyTuple = (alias: string) => keys.map((c) => `${alias}.${ident(c.name)}`).join(', ');
+  const writtenKeys = keys.map((_, at) => `w.k${at}`).join(', ');
   // A chosen row the statement did not insert: its key existed (updated, changed or not, or ignored).
   const existing = resource.onExisting === 'update' ? 'updated' : 'ignored';
+  const line = `'{"line":' || job_line || ',"key":' || job_key || E'}\\n'`;
+  const perOutcome = OUTCOMES.map(
+    (outcome) => `count(*) FILTER (WHERE outcome = '${outcome}') AS ${outcome},
+    min(job_line) FILTER (WHERE outcome = '${outcome}') AS ${outcome}_first,
+    string_agg(${line}, '' ORDER BY job_line) FILTER (WHERE outcome = '${outcome}') AS ${outcome}_body`,
+  );
   return `WITH ${ctes},
 outcomes AS MATERIALIZED (
   SELECT b.job_line, b.job_key,
-    CASE WHEN b.job_replaced THEN 'ignored' WHEN w.inserted THEN 'created' ELSE '${existing}' END AS outcome
-  FROM ${tables.rows} b LEFT JOIN written w ON NOT b.job_replaced AND ${joined}
+    CASE WHEN b.job_replaced THEN 'ignored'
+      WHEN (SELECT count(*) FROM written w WHERE w.inserted) = (SELECT count(*) FROM ${chosen}) THEN 'created'
+      WHEN (${keyTuple('b')}) IN (SELECT ${writtenKeys} FROM written w WHERE w.inserted) THEN 'created'
+      ELSE '${existing}' END AS outcome
+  FROM ${tables.rows} b
   WHERE ${inBlock('b')}
 ),
 tally AS MATERIALIZED (
-  SELECT count(*) FILTER (WHERE outcome = 'created') AS created,
-    count(*) FILTER (WHERE outcome = 'updated') AS updated,
-    count(*) FILTER (WHERE outcome = 'ignored') AS ignored, count(*) AS rows
+  SELECT ${perOutcome.join(',\n    ')}, count(*) AS rows
   FROM outcomes
 ),
 job AS (
@@ -78,9 +86,9 @@ job AS (
 ),
 results AS (
   INSERT INTO job_results (job_id, outcome, first_line, body)
-  SELECT $4, outcome, min(job_line),
-    string_agg('{"line":' || job_line || ',"key":' || job_key || E'}\n', '' ORDER BY job_line)
-  FROM outcomes GROUP BY outcome
+  SELECT $4, o.outcome, o.first_line, o.body
+  FROM tally t CROSS JOIN LATERAL (VALUES ${OUTCOMES.map((o) => `('${o}', t.${o}_first, t.${o}_body)`).join(', ')}) AS o(outcome, first_line, body)
+  WHERE o.body IS NOT NULL
 )
 SELECT (SELECT count(*) FROM job)::int AS held,
   (SELECT count(*) FROM ${tables.rows} WHERE job_line = 0)::int AS marked,
@@ -88,6 +96,8 @@ SELECT (SELECT count(*) FROM job)::int AS held,
   ${resource.children ? '(SELECT count(*) FROM children)::int' : '0'} AS children
 FROM tally t`;
 }
+
+const OUTCOMES = ['created', 'updated', 'ignored'] as const;
 
 /** Runs a block's statement (blockWriteSql) in the caller's transaction. */
 export async function writeStagedBlock(

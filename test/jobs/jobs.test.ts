@@ -213,16 +213,30 @@ for (const backend of backends()) {
       );
       assert.equal(price!.price, '9.99');
 
-      // The same file again: every key exists now (updated), the replaced occurrence still ignored.
-      const again = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [csv(PRICE_HEADER, rows)]);
+      // The same file again with two new keys amid the first block: the keys that exist now updated,
+      // the new ones created (a block of both kinds), the replaced occurrence still ignored.
+      const mixed = [
+        ...rows.slice(0, 5_000),
+        ['P2', 'NEW-1', '1'],
+        ['P2', 'NEW-2', '2'],
+        ...rows.slice(5_000),
+      ];
+      const again = await submitJob(tenant, { resource: 'prices', format: 'csv' }, [
+        csv(PRICE_HEADER, mixed),
+      ]);
       await runJobs(app());
       assert.deepEqual((await tenant.get(`/v1/jobs/${again}`)).body.rows, {
-        received: 12_000,
+        received: 12_002,
         invalid: 0,
-        created: 0,
+        created: 2,
         updated: 11_999,
         ignored: 1,
       });
+      assert.deepEqual(await resultsOf(tenant, again, 'created'), [
+        { line: 5_002, key: { product_code: 'P2', price_list: 'NEW-1' } },
+        { line: 5_003, key: { product_code: 'P2', price_list: 'NEW-2' } },
+      ]);
+      assert.equal((await resultsOf(tenant, again, 'updated')).length, 11_999);
     });
 
     test('insert-if-absent over the whole file: the first occurrence wins', async () => {
