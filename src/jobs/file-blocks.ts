@@ -14,14 +14,15 @@ import { storedFile } from './stored-file.js';
 export const BLOCK_ROWS = 10_000;
 /**
  * Characters of file text per block of the check, at most: a block of wide rows (customers of 1 KiB:
- * about 115 of them) ends before 10,000 rows. A block's rows and their values live until it is
+ * about 15 of them) ends long before 10,000 rows. A block's rows and their values live until it is
  * checked and its rows' COPY text made: blocks small enough to die in V8's young generation cost
- * less collecting (1,000,000 customers of 1 KiB, checked standalone: 23.7 µs a row with blocks of
- * 512 KiB, 21.4 with 128 KiB) and bound the memory held (on 50,000 such customers the server's RSS
- * grew 347 MB with blocks of 4 MiB, 202 MB with 1 MiB, 127 MB with 512 KiB). The copy of several
- * blocks goes in one transaction (job-check.ts). Rows of prices (25-50 bytes) make blocks of 3,000-5,000.
+ * less collecting (with the text parsed in slices as small: src/jobs/file-rows.ts) and bound the
+ * memory held (on 50,000 customers of 1 KiB the server's RSS grew 347 MB with blocks of 4 MiB, 127
+ * MB with 512 KiB). The copy of many blocks goes in one transaction (job-check.ts), and a referred
+ * key is asked for once (check-block.ts): past the first blocks a small one costs no statement. Rows of
+ * prices (25-50 bytes) make blocks of 300-650.
  */
-export const BLOCK_CHARS = 128 * 1024;
+export const BLOCK_CHARS = 16 * 1024;
 
 /** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
 export async function* fileBlocks(

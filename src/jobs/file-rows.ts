@@ -71,8 +71,19 @@ export interface FileShape {
   maxRowChars: number;
 }
 
-/** Characters of text parsed at once (see utf8Text). */
-const TEXT_SLICE = 64 * 1024;
+/**
+ * Characters of text parsed at once (see utf8Text): the rows of a slice are checked before the next
+ * is parsed, so few rows are alive when V8 collects its young generation, and they die there instead
+ * of being promoted and collected again (checked in-process, back to back, slices of 64 Ki characters
+ * and blocks of 128 Ki against both at 16 Ki: 1,000,000 prices 6.1 to 5.1-5.3 s, 200,000 customers of
+ * 1 KiB 8.0-8.6 to 7.5-7.8 s).
+ */
+const TEXT_SLICE = 16 * 1024;
+/**
+ * Characters parsed between two turns of the event loop: a turn per slice cost wide rows more than
+ * the smaller slices saved (customers with slices and turns of 8 Ki characters: 11.8-12.9 s).
+ */
+const TURN_CHARS = 64 * 1024;
 
 /** More columns than any field table has by far: a header past it is not a header. */
 export const MAX_COLUMNS = 1_000;
@@ -92,6 +103,7 @@ const count = (n: number) => n.toLocaleString('en-US');
 async function* utf8Text(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let offset = 0;
+  let sinceTurn = 0;
   for await (const chunk of chunks) {
     let text: string;
     try {
@@ -102,11 +114,16 @@ async function* utf8Text(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<stri
       );
     }
     offset += chunk.byteLength;
-    // In slices, each parsed on a turn of the event loop of its own: a whole piece (1 MiB, 30,000
-    // short rows) would hold every other request of the process for tens of ms.
+    // In slices, a turn of the event loop every few: a whole piece (1 MiB, 30,000 short rows) would
+    // hold every other request of the process for tens of ms.
     for (let at = 0; at < text.length; at += TEXT_SLICE) {
-      if (at > 0) await nextTurn();
-      yield text.slice(at, at + TEXT_SLICE);
+      if (sinceTurn >= TURN_CHARS) {
+        await nextTurn();
+        sinceTurn = 0;
+      }
+      const slice = text.slice(at, at + TEXT_SLICE);
+      sinceTurn += slice.length;
+      yield slice;
     }
   }
   let rest: string;
