@@ -15,11 +15,11 @@ import { stagingTables } from './job-staging.js';
  * replaces (job_replaced: of an upsert the last occurrence wins, of an insert-if-absent the first) is
  * ignored; a row inserted is created; any other is updated (upsert, changed or not: decision 0063) or
  * ignored (insert-if-absent: the key existed). When the statement inserted as many rows as it chose
- * (a first load), every chosen row is created and no key is compared; otherwise a row's key is looked
- * up in the set of keys inserted (a hashed subplan, built only then). The three outcomes' counts and
- * results are aggregated in one pass. Against a join of the block's rows to the written ones and a
- * sort by outcome, this took a block of 10,000 prices from 130 to 103 ms in EXPLAIN ANALYZE, and
- * 1,000,000 prices' blocks from 11.7 to 10.9 s (four runs each, alternated).
+ * (a first load), every chosen row is created and no key is compared; otherwise the block's rows are
+ * joined to the written ones by key. The three outcomes' counts and results are aggregated in one
+ * pass. Against a join in every block and a sort by outcome, this took a block of 10,000 prices from
+ * 130 to 103 ms in EXPLAIN ANALYZE, and 1,000,000 prices' blocks from 11.7 to 10.9 s (four runs each,
+ * alternated).
  */
 
 /** What a block's statement answers. */
@@ -52,8 +52,12 @@ export function blockWriteSql(resource: BatchResource, jobId: string): string {
     returnsKeys: true,
     countsChildren: true,
   });
-  const keyTuple = (alias: string) => keys.map((c) => `${alias}.${ident(c.name)}`).join(', ');
-  const writtenKeys = keys.map((_, at) => `w.k${at}`).join(', ');
+  const joined = keys
+    .map((c, at) => {
+      const collate = c.sqlType === 'text' ? ' COLLATE "C"' : '';
+      return `w.k${at}${collate} = b.${ident(c.name)}${collate}`;
+    })
+    .join(' AND ');
   // A chosen row the statement did not insert: its key existed (updated, changed or not, or ignored).
   const existing = resource.onExisting === 'update' ? 'updated' : 'ignored';
   const line = `'{"line":' || job_line || ',"key":' || job_key || E'}\\n'`;
@@ -62,15 +66,21 @@ export function blockWriteSql(resource: BatchResource, jobId: string): string {
     min(job_line) FILTER (WHERE outcome = '${outcome}') AS ${outcome}_first,
     string_agg(${line}, '' ORDER BY job_line) FILTER (WHERE outcome = '${outcome}') AS ${outcome}_body`,
   );
+  // Each branch of outcomes runs only when its condition holds (a one-time filter): the join, and
+  // its sorts by key, only when some chosen row was not inserted.
   return `WITH ${ctes},
+all_inserted AS (
+  SELECT (SELECT count(*) FROM written w WHERE w.inserted) = (SELECT count(*) FROM ${chosen}) AS yes
+),
 outcomes AS MATERIALIZED (
-  SELECT b.job_line, b.job_key,
-    CASE WHEN b.job_replaced THEN 'ignored'
-      WHEN (SELECT count(*) FROM written w WHERE w.inserted) = (SELECT count(*) FROM ${chosen}) THEN 'created'
-      WHEN (${keyTuple('b')}) IN (SELECT ${writtenKeys} FROM written w WHERE w.inserted) THEN 'created'
-      ELSE '${existing}' END AS outcome
+  SELECT b.job_line, b.job_key, CASE WHEN b.job_replaced THEN 'ignored' ELSE 'created' END AS outcome
   FROM ${tables.rows} b
-  WHERE ${inBlock('b')}
+  WHERE ${inBlock('b')} AND (SELECT yes FROM all_inserted)
+  UNION ALL
+  SELECT b.job_line, b.job_key,
+    CASE WHEN b.job_replaced THEN 'ignored' WHEN w.inserted THEN 'created' ELSE '${existing}' END
+  FROM ${tables.rows} b LEFT JOIN written w ON NOT b.job_replaced AND ${joined}
+  WHERE ${inBlock('b')} AND NOT (SELECT yes FROM all_inserted)
 ),
 tally AS MATERIALIZED (
   SELECT ${perOutcome.join(',\n    ')}, count(*) AS rows
