@@ -6,10 +6,17 @@
  * with its last line. Every repeated key is therefore in the exact map, and a key that is not there
  * occurs once: the answer is exact, and memory is the filter (about 2 bits per byte of file over 16,
  * at most 64 MiB) plus the repeats.
+ *
+ * The filter is blocked: a key's probes all fall in one block of 512 bits (a cache line), chosen by
+ * one hash, so a key costs one miss of the CPU's cache where five spread probes cost five (a 1 GiB
+ * file's 64 MiB filter fits no cache: 1,000,000 keys took 450-505 ms spread, 339-430 ms blocked). A
+ * blocked filter has a few more false alarms at the same size (8 keys of 200,000 in its test), each
+ * an entry in the map.
  */
 export class RepeatedKeys {
   readonly #bits: Uint32Array;
-  readonly #mask: number;
+  /** Blocks of the filter, less one (their count is a power of 2). */
+  readonly #blockMask: number;
   readonly #lastLine = new Map<string, number>();
 
   /** `fileBytes`: the file's size; rows are rarely shorter than 16 bytes, so this sizes the filter. */
@@ -18,7 +25,7 @@ export class RepeatedKeys {
     const wanted = Math.max(2 ** 16, Math.min(2 ** 29, fileBytes));
     const bits = 2 ** Math.ceil(Math.log2(wanted));
     this.#bits = new Uint32Array(bits / 32);
-    this.#mask = bits - 1;
+    this.#blockMask = bits / BLOCK_BITS - 1;
   }
 
   /** Notes that `key` occurs at `line` (lines come in file order). */
@@ -31,11 +38,14 @@ export class RepeatedKeys {
       h2 = Math.imul(h2 ^ c, 0x5bd1e995);
       h2 ^= h2 >>> 15;
     }
-    h2 |= 1;
+    // Sequential keys (codes) hash to neighbours: both hashes are mixed before their bits are used.
+    const block = (mixed(h1) & this.#blockMask) * BLOCK_WORDS;
+    h2 = mixed(h2);
+    const step = (h2 >>> 16) | 1;
     let seen = true;
-    for (let probe = 0; probe < 5; probe++) {
-      const bit = (h1 + Math.imul(probe, h2)) & this.#mask;
-      const word = bit >>> 5;
+    for (let probe = 0; probe < PROBES; probe++) {
+      const bit = (h2 + Math.imul(probe, step)) & (BLOCK_BITS - 1);
+      const word = block + (bit >>> 5);
       const flag = 1 << (bit & 31);
       if ((this.#bits[word]! & flag) === 0) {
         seen = false;
@@ -53,3 +63,17 @@ export class RepeatedKeys {
     return [...this.#lastLine.values()];
   }
 }
+
+/** MurmurHash3's finalizer: every bit of the result depends on every bit of `h`. */
+function mixed(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Bits of a block of the filter (64 bytes), its words, and the probes of a key in it. */
+const BLOCK_BITS = 512;
+const BLOCK_WORDS = BLOCK_BITS / 32;
+const PROBES = 5;
