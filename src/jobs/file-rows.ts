@@ -80,8 +80,9 @@ export interface FileShape {
  */
 const TEXT_SLICE = 16 * 1024;
 /**
- * Characters parsed between two turns of the event loop: a turn per slice cost wide rows more than
- * the smaller slices saved (customers with slices and turns of 8 Ki characters: 11.8-12.9 s).
+ * Characters parsed between two turns of the event loop, fewer turns than slices: with a turn per
+ * slice, 200,000 customers were checked in 11.8-12.9 s with slices of 8 Ki characters and in 8.9-9.6
+ * s with slices of 16 Ki (blocks of 8 Ki both).
  */
 const TURN_CHARS = 64 * 1024;
 
