@@ -66,6 +66,13 @@ const count = (n: number) => n.toLocaleString('en-US');
  */
 const COPY_BYTES = 1024 * 1024;
 
+/** The rows (and failed rows' results) gathered since the last copy are enough for one. */
+function copyIsDue(staged: StagedText, failedBody = ''): boolean {
+  return (
+    staged.count >= BLOCK_ROWS || staged.rows.byteLength >= COPY_BYTES || failedBody.length >= COPY_BYTES
+  );
+}
+
 /**
  * Copies checked rows into the job's staging tables (src/sql/job-staging.ts), a transaction per send
  * (the rows of one or more blocks) that also records the pass's progress, sent while the next block
@@ -171,9 +178,7 @@ export async function checkFile(
       }
       received += block.length;
       unsent = true;
-      if (staged.count >= BLOCK_ROWS || staged.rows.byteLength >= COPY_BYTES || body.length >= COPY_BYTES) {
-        await send();
-      }
+      if (copyIsDue(staged, body)) await send();
     }
     if (unsent) await send();
     await copy.settle();
@@ -212,9 +217,10 @@ export async function stageFile(
   await createStaging(db, job.id, resource);
   const repeated = new RepeatedKeys(job.bytes);
   const copy = new StagingCopy(context, job, resource);
+  const send = (staged: StagedText) => copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
+  let staged = new StagedText(resource);
   try {
     for await (const { rows, checked } of checkedBlocks(context, job, resource, fromLine)) {
-      const staged = new StagedText(resource);
       for (let at = 0; at < rows.length; at++) {
         if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
         const row = rows[at]!;
@@ -224,8 +230,12 @@ export async function stageFile(
         staged.add(row.line, keyText(resource, row), values);
         repeated.add(keyOf(resource.keyPositions, values), row.line);
       }
-      await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
+      if (copyIsDue(staged)) {
+        await send(staged);
+        staged = new StagedText(resource);
+      }
     }
+    if (staged.count > 0) await send(staged);
     await copy.finish(repeated);
   } finally {
     await copy.settle().catch(() => {});

@@ -90,7 +90,9 @@ for (const backend of backends()) {
       const { tenant, id } = await queuedPricesJob(db, 'EMPTIED');
       try {
         // Right before the second block's transaction: its look-up found the mark, its statement will not.
+        let transactions = 0;
         const emptying = aroundWritingTransactions(db, id, async (block, run) => {
+          transactions = block;
           if (block === 2) await db.query(`TRUNCATE ${stagingTables(id).rows}`);
           return run();
         });
@@ -108,6 +110,9 @@ for (const backend of backends()) {
           [tenant.tenant.tenantId],
         )) as [{ n: number }];
         assert.equal(n, 25_000);
+        // Blocks 1 and 2 (lost), the 15,000 rows copied again in sends of up to 10,000, blocks 2 and 3
+        // and the job's end: the copy gathers the check's small blocks, not a transaction each.
+        assert.ok(transactions <= 8, `${transactions} transactions while writing`);
       } finally {
         await tenant.transport.app.close();
       }
