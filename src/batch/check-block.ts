@@ -1,12 +1,12 @@
 import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { type FieldError, type ItemError, ValidationCrash } from './batch-errors.js';
+import { type FieldError, itemCut, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
 import type { CheckedBatch } from './checked.js';
 import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
 import { checkPlainBatch } from './plain/plain-batch.js';
-import { refuseUnknownReferences } from './references.js';
+import { unknownKeys } from './references.js';
 import { type ValidatedBatch, validateCellRows, validateInSlices, validateItems } from './validate-items.js';
 
 export type { CheckedBatch } from './checked.js';
@@ -92,6 +92,11 @@ export interface RowToCheck {
 export interface CheckedRows {
   errors: (FieldError[] | undefined)[];
   values: (FieldValue[] | undefined)[];
+  /**
+   * Per row, the key its reference field names where that field passed (the row may fail by others):
+   * what the reference rule asks for (resource.reference; empty without one).
+   */
+  references: (string | undefined)[];
 }
 
 /**
@@ -109,39 +114,82 @@ export async function checkRows(
   references: boolean,
   knownReferences?: Set<string>,
 ): Promise<CheckedRows> {
+  const checked = await checkRowFields(resource, block);
+  if (references && resource.reference) {
+    const missing = await unknownKeys(q, tenantId, resource, checked.references, knownReferences);
+    markMissingReferences(resource, checked, missing);
+  }
+  return checked;
+}
+
+/**
+ * The rows checked by the field rules, without the reference rule (no query: what a worker thread
+ * does, src/jobs/chunk-check.ts).
+ */
+export async function checkRowFields(
+  resource: BatchResource,
+  block: readonly RowToCheck[],
+): Promise<CheckedRows> {
   // The rows of a CSV file whose header names only fields are checked on their cells.
   const columns = block.find((row) => row.columns)?.columns;
-  const checked = columns
-    ? await validateInSlices(
-        resource,
-        block.map((row) => (row.problem === undefined ? row.cells! : NO_CELLS)),
-        true,
-        (slice) => validateCellRows(resource, slice, columns.ofField, true),
-      )
-    : await validateInSlices(
-        resource,
-        block.map((row) => (row.problem === undefined ? row.item : {})),
-        true,
-      );
+  const validate = (slice: readonly RowToCheck[]) =>
+    columns
+      ? validateCellRows(
+          resource,
+          slice.map((row) => (row.problem === undefined ? row.cells! : NO_CELLS)),
+          columns.ofField,
+          true,
+        )
+      : validateItems(
+          resource,
+          slice.map((row) => (row.problem === undefined ? row.item : {})),
+          true,
+        );
+  const checked = await validateInSlices(resource, block, true, validate);
   const byIndex = new Map(checked.errors.map((error) => [error.index, error.errors]));
-  const rows: (FieldValue[] | undefined)[] = new Array(block.length);
-  const itemErrors: ItemError[] = [];
+  const errors: CheckedRows['errors'] = new Array(block.length);
+  const values: CheckedRows['values'] = new Array(block.length);
+  const at = resource.reference?.position;
+  const references: CheckedRows['references'] = at === undefined ? [] : new Array(block.length);
   for (let index = 0; index < block.length; index++) {
     const problem = block[index]!.problem;
     if (problem !== undefined) {
-      itemErrors.push({ index, errors: [{ field: null, message: problem }] });
+      errors[index] = [{ field: null, message: problem }];
       continue;
     }
-    if (checked.invalid![index]) itemErrors.push({ index, errors: byIndex.get(index) ?? [] });
-    rows[index] = checked.rows[index];
+    const row = checked.rows[index];
+    if (at !== undefined) references[index] = row?.[at] as string | undefined;
+    if (checked.invalid![index]) errors[index] = byIndex.get(index) ?? [];
+    else values[index] = row;
   }
-  if (references && resource.reference) {
-    const batch = { rows, errors: itemErrors };
-    await refuseUnknownReferences(q, tenantId, resource, batch, knownReferences);
-  }
-  const errors: CheckedRows['errors'] = new Array(block.length);
-  const values: CheckedRows['values'] = new Array(block.length);
-  for (const error of itemErrors) errors[error.index] = error.errors;
-  for (let at = 0; at < block.length; at++) if (!errors[at]) values[at] = rows[at];
-  return { errors, values };
+  return { errors, values, references };
+}
+
+/**
+ * The reference rule's problem added to each row naming a key found `missing` (unknownKeys): a
+ * valid row fails by it, an invalid one lists it after its own (referenceFailure).
+ */
+export function markMissingReferences(
+  resource: BatchResource,
+  checked: CheckedRows,
+  missing: ReadonlySet<string>,
+): void {
+  if (missing.size === 0) return;
+  checked.references.forEach((key, index) => {
+    if (key === undefined || !missing.has(key)) return;
+    checked.errors[index] = referenceFailure(resource, checked.errors[index]);
+    checked.values[index] = undefined;
+  });
+}
+
+/**
+ * A row's problems once the key it names is found missing: the reference's problem alone for a row
+ * that was valid, or after the row's own (unless its list was cut: src/batch/batch-errors.ts).
+ */
+export function referenceFailure(resource: BatchResource, errors: FieldError[] | undefined): FieldError[] {
+  const reference = resource.reference!;
+  const problem: FieldError = { field: reference.name, message: reference.message };
+  if (!errors) return [problem];
+  if (errors.at(-1) !== itemCut) errors.push(problem);
+  return errors;
 }

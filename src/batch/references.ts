@@ -32,9 +32,29 @@ export async function unknownReferences(
   batch: ValidatedBatch,
   known?: Set<string>,
 ): Promise<Set<string>> {
-  const keys = referencedKeys(resource, batch, known);
-  if (keys.length === 0 || !resource.reference) return new Set<string>();
-  const missing = await missingReferences(q, resource.reference, tenantId, keys);
+  const at = resource.reference?.position;
+  if (at === undefined) return new Set<string>();
+  return unknownKeys(
+    q,
+    tenantId,
+    resource,
+    batch.rows.map((row) => row?.[at] as string | undefined),
+    known,
+  );
+}
+
+/** What unknownReferences does, of the keys the rows refer to (undefined: a row that names none). */
+export async function unknownKeys(
+  q: Queryable,
+  tenantId: number,
+  resource: BatchResource,
+  referred: readonly (string | undefined)[],
+  known?: Set<string>,
+): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for (const key of referred) if (key !== undefined && !known?.has(key)) keys.add(key);
+  if (keys.size === 0 || !resource.reference) return new Set<string>();
+  const missing = await missingReferences(q, resource.reference, tenantId, [...keys]);
   if (known) {
     for (const key of keys) {
       if (known.size >= MAX_KNOWN_REFERENCES) break;

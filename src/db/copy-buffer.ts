@@ -20,13 +20,29 @@ export class CopyBuffer {
 
   append(text: string): void {
     // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair: 4 bytes for 2 units).
-    const room = this.#length + text.length * 3;
+    this.#makeRoom(text.length * 3);
+    this.#length += this.#bytes.write(text, this.#length, 'utf8');
+  }
+
+  /** Empty again, its memory kept for the next text (a worker's buffer, reused chunk after chunk). */
+  clear(): void {
+    this.#length = 0;
+  }
+
+  /** Text already encoded (COPY text made elsewhere: src/jobs/chunk-check.ts). */
+  appendBytes(bytes: Uint8Array): void {
+    this.#makeRoom(bytes.byteLength);
+    this.#bytes.set(bytes, this.#length);
+    this.#length += bytes.byteLength;
+  }
+
+  #makeRoom(bytes: number): void {
+    const room = this.#length + bytes;
     if (room > this.#bytes.length) {
       const grown = Buffer.allocUnsafe(Math.max(room, this.#bytes.length * 2));
       this.#bytes.copy(grown, 0, 0, this.#length);
       this.#bytes = grown;
     }
-    this.#length += this.#bytes.write(text, this.#length, 'utf8');
   }
 
   /** The text appended, as bytes (a view: valid until the next append). */

@@ -39,11 +39,27 @@ export class CsvRecords {
   /** Text of a record not yet complete, carried to the next piece. */
   #rest = '';
   /** The line the next record starts on. */
-  #line = 1;
+  #line: number;
 
-  constructor(delimiter: string, maxRecordChars: number) {
+  /**
+   * `line`: the line the text starts on; `rest`: the text of a record begun before it (a text that is
+   * part of a file: src/jobs/file-chunks.ts).
+   */
+  constructor(delimiter: string, maxRecordChars: number, line = 1, rest = '') {
     this.#delimiter = delimiter.charCodeAt(0);
     this.#maxChars = maxRecordChars;
+    this.#line = line;
+    this.#rest = rest;
+  }
+
+  /** The text of a record not complete yet ('' when the text pushed ended at a record's end). */
+  get rest(): string {
+    return this.#rest;
+  }
+
+  /** The line the next record starts on (that of `rest`, when there is one). */
+  get line(): number {
+    return this.#line;
   }
 
   push(piece: string): CsvRecord[] {

@@ -2,7 +2,7 @@ import type { Database } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import type { ClaimedJob } from '../sql/job-runs.js';
 import { FailedLines } from './failed-lines.js';
-import { type FileRow, fileRows } from './file-rows.js';
+import { type FileRow, type FileShape, fileRows } from './file-rows.js';
 import { storedFile } from './stored-file.js';
 
 /*
@@ -24,18 +24,27 @@ export const BLOCK_ROWS = 10_000;
  */
 export const BLOCK_CHARS = 16 * 1024;
 
-/** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
-export async function* fileBlocks(
-  db: Database,
-  job: ClaimedJob,
-  resource: BatchResource,
-): AsyncGenerator<FileRow[]> {
-  const runs = fileRows(storedFile(db, job.id), {
+/** How a job's file is read as rows: its format, and the longest row its resource allows. */
+export function fileShape(job: Pick<ClaimedJob, 'format' | 'delimiter'>, resource: BatchResource): FileShape {
+  return {
     format: job.format,
     delimiter: job.delimiter,
     fieldNames: resource.fieldNames,
     maxRowChars: Math.max(1024 * 1024, resource.maxItemBytes + 1024),
-  });
+  };
+}
+
+/** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
+export function fileBlocks(
+  db: Database,
+  job: ClaimedJob,
+  resource: BatchResource,
+): AsyncGenerator<FileRow[]> {
+  return blocksOf(fileRows(storedFile(db, job.id), fileShape(job, resource)));
+}
+
+/** Runs of rows as blocks: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
+export async function* blocksOf(runs: AsyncIterable<FileRow[]>): AsyncGenerator<FileRow[]> {
   let block: FileRow[] = [];
   let chars = 0;
   for await (const run of runs) {

@@ -90,43 +90,89 @@ const TURN_CHARS = 64 * 1024;
 export const MAX_COLUMNS = 1_000;
 
 /**
+ * Where a text that is part of a file (a chunk: src/jobs/file-chunks.ts) starts, and what the rows
+ * before it left: the whole file when absent.
+ */
+export interface TextStart {
+  /** The line its first character is on. */
+  line: number;
+  /** A CSV's header, read before the text. */
+  header?: string[] | undefined;
+  /** The text of a CSV row begun before the text (its line is `line`). */
+  rest?: string;
+  /** The file's first byte is the text's: only there is a BOM dropped. */
+  atFileStart: boolean;
+  /** The file goes on after the text: a row not ended there is left in TextEnd, not refused. */
+  more: boolean;
+  /** Per piece of the text, the bytes of the stored piece it is cut from: what a "not UTF-8" names. */
+  pieceBytes?: readonly { start: number; end: number }[];
+}
+
+/** What a text that is part of a file left for the next (filled in once its rows are all read). */
+export interface TextEnd {
+  /** The line the next text starts on, or the line of `rest`. */
+  line: number;
+  /** A CSV row not ended in the text ('' when it ended at a row's end). */
+  rest: string;
+  header?: string[] | undefined;
+}
+
+const WHOLE_FILE: TextStart = { line: 1, atFileStart: true, more: false };
+
+/**
  * The file's rows, in file order, a run of them per piece of the file (a row at a time would cost an
  * await each: a second per million rows). Throws FileProblem when the file cannot be read as rows.
+ * With `start` and `end`: the rows of a part of the file (src/jobs/file-chunks.ts).
  */
-export function fileRows(chunks: AsyncIterable<Uint8Array>, shape: FileShape): AsyncGenerator<FileRow[]> {
-  const text = utf8Text(chunks);
-  return shape.format === 'ndjson' ? ndjsonRows(text, shape.maxRowChars) : csvRows(text, shape);
+export function fileRows(
+  chunks: AsyncIterable<Uint8Array>,
+  shape: FileShape,
+  start: TextStart = WHOLE_FILE,
+  end?: TextEnd,
+): AsyncGenerator<FileRow[]> {
+  const text = utf8Text(chunks, start);
+  return shape.format === 'ndjson'
+    ? ndjsonRows(text, shape.maxRowChars, start, end)
+    : csvRows(text, shape, start, end);
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** The bytes as text, refusing what is not UTF-8 (a BOM at the start is dropped). */
-async function* utf8Text(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+/**
+ * The bytes as text, refusing what is not UTF-8 (a BOM at the file's start is dropped). A text that
+ * the file goes on after ends where its last whole character does (the file is cut at line breaks).
+ */
+async function* utf8Text(chunks: AsyncIterable<Uint8Array>, start: TextStart): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: !start.atFileStart });
   let offset = 0;
+  let piece = 0;
   let sinceTurn = 0;
   for await (const chunk of chunks) {
-    let text: string;
-    try {
-      text = decoder.decode(chunk, { stream: true });
-    } catch {
-      throw new FileProblem(
-        `The file is not UTF-8 (in its bytes ${count(offset)} to ${count(offset + chunk.byteLength)})`,
-      );
-    }
-    offset += chunk.byteLength;
-    // In slices, a turn of the event loop every few: a whole piece (1 MiB, 30,000 short rows) would
-    // hold every other request of the process for tens of ms.
-    for (let at = 0; at < text.length; at += TEXT_SLICE) {
+    // Decoded a slice at a time: a piece's text in one string (1 MiB) is a large object, which only
+    // a full collection frees; slices die young with the rows read from them.
+    for (let from = 0; from < chunk.byteLength; from += TEXT_SLICE) {
+      let text: string;
+      try {
+        text = decoder.decode(chunk.subarray(from, from + TEXT_SLICE), { stream: true });
+      } catch {
+        const bytes = start.pieceBytes?.[piece] ?? { start: offset, end: offset + chunk.byteLength };
+        throw new FileProblem(
+          `The file is not UTF-8 (in its bytes ${count(bytes.start)} to ${count(bytes.end)})`,
+        );
+      }
+      // A turn of the event loop every few slices: a whole piece (1 MiB, 30,000 short rows) would
+      // hold every other request of the process for tens of ms.
       if (sinceTurn >= TURN_CHARS) {
         await nextTurn();
         sinceTurn = 0;
       }
-      const slice = text.slice(at, at + TEXT_SLICE);
-      sinceTurn += slice.length;
-      yield slice;
+      sinceTurn += text.length;
+      if (text.length > 0) yield text;
     }
+    offset += chunk.byteLength;
+    piece++;
   }
+  if (start.more) return;
   let rest: string;
   try {
     rest = decoder.decode();
@@ -156,25 +202,34 @@ function headerOf(record: readonly string[]): string[] {
   return [...record];
 }
 
-async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGenerator<FileRow[]> {
-  const parser = new CsvRecords(shape.delimiter, shape.maxRowChars);
+async function* csvRows(
+  text: AsyncIterable<string>,
+  shape: FileShape,
+  start: TextStart,
+  end: TextEnd | undefined,
+): AsyncGenerator<FileRow[]> {
+  const parser = new CsvRecords(shape.delimiter, shape.maxRowChars, start.line, start.rest);
   const known = new Set(shape.fieldNames);
   let header: string[] | undefined;
   let isKnown: boolean[] = [];
   // Set when every column of the header names a field: the rows then keep their cells.
   let columns: CsvColumns | undefined;
+  const readHeader = (cells: readonly string[]) => {
+    header = headerOf(cells);
+    isKnown = header.map((name) => known.has(name));
+    if (isKnown.every(Boolean)) {
+      const byName = new Map(header.map((name, at) => [name, at]));
+      columns = { ofField: shape.fieldNames.map((name) => byName.get(name) ?? -1), byName };
+    }
+  };
+  if (start.header) readHeader(start.header);
   const rowsOf = (records: readonly CsvRecord[]): FileRow[] => {
     const rows: FileRow[] = [];
     for (const { line, cells, chars } of records) {
       // An empty line is no row.
       if (cells.length === 1 && cells[0] === '') continue;
       if (!header) {
-        header = headerOf(cells);
-        isKnown = header.map((name) => known.has(name));
-        if (isKnown.every(Boolean)) {
-          const byName = new Map(header.map((name, at) => [name, at]));
-          columns = { ofField: shape.fieldNames.map((name) => byName.get(name) ?? -1), byName };
-        }
+        readHeader(cells);
         continue;
       }
       if (cells.length !== header.length) {
@@ -209,6 +264,10 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
       const rows = rowsOf(parser.push(piece));
       if (rows.length > 0) yield rows;
     }
+    if (start.more) {
+      if (end) Object.assign(end, { line: parser.line, rest: parser.rest, header });
+      return;
+    }
     const rows = rowsOf(parser.end());
     if (rows.length > 0) yield rows;
   } catch (error) {
@@ -217,28 +276,38 @@ async function* csvRows(text: AsyncIterable<string>, shape: FileShape): AsyncGen
   if (!header) throw new FileProblem('The file has no header row');
 }
 
-async function* ndjsonRows(text: AsyncIterable<string>, maxRowChars: number): AsyncGenerator<FileRow[]> {
+async function* ndjsonRows(
+  text: AsyncIterable<string>,
+  maxRowChars: number,
+  start: TextStart,
+  end: TextEnd | undefined,
+): AsyncGenerator<FileRow[]> {
   const tooLong = (line: number) =>
     new FileProblem(
       `Line ${count(line)} is longer than the longest row allowed (${count(maxRowChars)} characters)`,
     );
-  let pending = '';
-  let line = 0;
+  let pending = start.rest ?? '';
+  // Lines read so far.
+  let line = start.line - 1;
   for await (const piece of text) {
     const rows: FileRow[] = [];
-    let start = 0;
-    for (let end = piece.indexOf('\n'); end >= 0; end = piece.indexOf('\n', start)) {
-      const lineText = pending + piece.slice(start, end);
+    let from = 0;
+    for (let lf = piece.indexOf('\n'); lf >= 0; lf = piece.indexOf('\n', from)) {
+      const lineText = pending + piece.slice(from, lf);
       pending = '';
-      start = end + 1;
+      from = lf + 1;
       line++;
       if (lineText.length > maxRowChars) throw tooLong(line);
       const row = ndjsonRow(line, lineText);
       if (row) rows.push(row);
     }
-    pending += piece.slice(start);
+    pending += piece.slice(from);
     if (pending.length > maxRowChars) throw tooLong(line + 1);
     if (rows.length > 0) yield rows;
+  }
+  if (start.more) {
+    if (end) Object.assign(end, { line: line + 1, rest: pending });
+    return;
   }
   if (pending.length > 0) {
     const row = ndjsonRow(line + 1, pending);

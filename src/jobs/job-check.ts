@@ -1,5 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type CheckedRows, checkRows, keyOf, sentKeyText } from '../batch/check-block.js';
+import type { FieldError } from '../batch/batch-errors.js';
+import { type CheckedRows, checkRows, keyOf, referenceFailure } from '../batch/check-block.js';
+import { unknownKeys } from '../batch/references.js';
 import type { Transaction } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {
@@ -10,9 +12,10 @@ import {
   startValidation,
 } from '../sql/job-runs.js';
 import { createStaging, markReplaced, markStaged, StagedText, stageRows } from '../sql/job-staging.js';
+import { checkedChunks } from './checked-chunks.js';
+import { type CheckedChunk, keyText } from './chunk-check.js';
 import { delimiterHint } from './delimiter-hint.js';
 import { BLOCK_ROWS, type KeptBlock, keptBlocks } from './file-blocks.js';
-import { FileProblem, type FileRow, itemOf } from './file-rows.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import { RepeatedKeys } from './repeated-keys.js';
 
@@ -47,14 +50,6 @@ export async function* checkedBlocks(
     const checked = await checkRows(context.db, job.tenant_id, resource, rows, validating, knownReferences);
     yield { rows, toLine, checked };
   }
-}
-
-/** A row's key as sent, for its result line. */
-export function keyText(resource: BatchResource, row: FileRow): string {
-  const item = itemOf(row, resource.key);
-  return typeof item === 'object' && item !== null && !Array.isArray(item)
-    ? sentKeyText(resource, item as Record<string, unknown>)
-    : '{}';
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -121,8 +116,9 @@ class StagingCopy {
 }
 
 /**
- * The check of the whole file (state validating): every row by its batch's rules, the invalid ones
- * kept as results as they are found, the counts as they grow, and the valid rows copied into the job's
+ * The check of the whole file (state validating): every row by its batch's rules, in worker threads
+ * (src/jobs/checked-chunks.ts), the reference rule here (a query a chunk); the invalid ones kept as
+ * results as they are found, the counts as they grow, and the valid rows copied into the job's
  * staging tables (unless the job already fails: on_invalid=reject with a row invalid). The verdict:
  * the message the job fails with, if it does.
  */
@@ -132,17 +128,18 @@ export async function checkFile(
   resource: BatchResource,
 ): Promise<{ failed?: string }> {
   const { db, holder, leaseSeconds } = context;
-  // A generator reads nothing until it is iterated: the first block is read after the start below.
-  const blocks = checkedBlocks(context, job, resource, 0);
   const repeated = new RepeatedKeys(job.bytes);
   if (!(await startValidation(db, job.id, holder, leaseSeconds))) throw new JobLetGo('lost');
   await createStaging(db, job.id, resource);
   const copy = new StagingCopy(context, job, resource);
   let received = 0;
   let invalid = 0;
+  const stages = () => !(job.on_invalid === 'reject' && invalid > 0);
   // Read from the first invalid row: a header read with the wrong delimiter makes every row invalid alike.
   let hint: string | undefined;
-  // What the next copy sends: the rows of the blocks checked since the last one, and their failures.
+  // The referred keys found by earlier chunks, not asked for again.
+  const knownReferences = new Set<string>();
+  // What the next copy sends: the rows of the chunks checked since the last one, and their failures.
   let staged = new StagedText(resource);
   let lines: number[] = [];
   let body = '';
@@ -151,42 +148,66 @@ export async function checkFile(
     const failed: FailedBlock | undefined =
       lines.length > 0 ? { firstLine: lines[0]!, lines, body } : undefined;
     const counts = { received, invalid };
-    const rows = invalid > 0 && job.on_invalid === 'reject' ? new StagedText(resource) : staged;
+    const rows = stages() ? staged : new StagedText(resource);
     await copy.send(rows, (tx) => recordValidation(tx, job.id, holder, leaseSeconds, counts, failed));
     staged = new StagedText(resource);
     lines = [];
     body = '';
     unsent = false;
   };
+  const fail = (line: number, key: string, errors: FieldError[]) => {
+    if (invalid === 0) hint = delimiterHint(job, resource.fieldNames, errors);
+    invalid++;
+    lines.push(line);
+    body += `{"line":${line},"key":${key},"errors":${JSON.stringify(errors)}}\n`;
+  };
+  let problem: string | undefined;
   try {
-    for await (const { rows: block, checked } of blocks) {
-      const stages = !(job.on_invalid === 'reject' && invalid > 0);
-      for (let at = 0; at < block.length; at++) {
-        if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-        const row = block[at]!;
-        const errors = checked.errors[at];
-        if (errors) {
-          if (invalid === 0) hint = delimiterHint(job, resource.fieldNames, errors);
-          invalid++;
-          lines.push(row.line);
-          body += `{"line":${row.line},"key":${keyText(resource, row)},"errors":${JSON.stringify(errors)}}\n`;
-        } else if (stages) {
-          const values = checked.values[at]!;
-          staged.add(row.line, keyText(resource, row), values);
-          repeated.add(keyOf(resource.keyPositions, values), row.line);
+    for await (const { checked } of checkedChunks(context, job, resource, stages)) {
+      const staging = stages();
+      const missing = resource.reference
+        ? await unknownKeys(db, job.tenant_id, resource, checked.references, knownReferences)
+        : undefined;
+      // The valid rows the reference rule fails, by their index among the valid ones.
+      const dropped: number[] = [];
+      const { failed, valid } = checked;
+      let nextFailed = 0;
+      for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
+        if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
+        if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
+          const { at, key, errors } = failed[nextFailed++]!;
+          const referred = checked.references[at];
+          const named = referred !== undefined && missing?.has(referred);
+          fail(checked.lines[at]!, key, named ? referenceFailure(resource, errors) : errors);
+          continue;
         }
+        const at = valid[v]!;
+        const line = checked.lines[at]!;
+        const referred = checked.references[at];
+        if (referred !== undefined && missing?.has(referred)) {
+          fail(line, checked.validKeyTexts[v]!, referenceFailure(resource, undefined));
+          dropped.push(v);
+        } else if (staging) {
+          repeated.add(checked.keys[v]!, line);
+        }
+        v++;
       }
-      received += block.length;
+      if (staging) stageChecked(staged, checked, dropped);
+      received += checked.lines.length;
       unsent = true;
+      if (checked.problem !== undefined) {
+        problem = checked.problem;
+        break;
+      }
       if (copyIsDue(staged, body)) await send();
     }
-    if (unsent) await send();
+    if (problem === undefined && unsent) await send();
     await copy.settle();
   } catch (error) {
     await copy.settle().catch(() => {});
-    if (error instanceof FileProblem) return { failed: error.message };
     throw error;
   }
+  if (problem !== undefined) return { failed: problem };
   const hinted = hint === undefined ? '' : `. ${hint}`;
   if (invalid > 0 && job.on_invalid === 'reject') {
     return {
@@ -200,6 +221,30 @@ export async function checkFile(
   }
   await copy.finish(repeated);
   return {};
+}
+
+/** A chunk's staged rows added to those the next copy sends, without the `dropped` ones (by valid index). */
+function stageChecked(staged: StagedText, checked: CheckedChunk, dropped: readonly number[]): void {
+  const { stagedEnds, itemEnds, staged: rows, stagedItems: items } = checked;
+  if (stagedEnds.length === 0) return;
+  if (dropped.length === 0) {
+    staged.addText(rows, items, stagedEnds.length);
+    return;
+  }
+  // Each run of kept rows between two dropped ones.
+  let from = 0;
+  for (const cut of [...dropped, stagedEnds.length]) {
+    if (cut > from) {
+      const start = from === 0 ? 0 : stagedEnds[from - 1]!;
+      const itemStart = from === 0 ? 0 : itemEnds[from - 1]!;
+      staged.addText(
+        rows.subarray(start, stagedEnds[cut - 1]),
+        items?.subarray(itemStart, itemEnds[cut - 1]),
+        cut - from,
+      );
+    }
+    from = cut + 1;
+  }
 }
 
 /**

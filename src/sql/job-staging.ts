@@ -64,6 +64,20 @@ export class StagedText {
       this.items.append(`${item}\n`);
     }
   }
+
+  /** No rows again, the buffers' memory kept. */
+  clear(): void {
+    this.rows.clear();
+    this.items.clear();
+    this.count = 0;
+  }
+
+  /** Rows whose COPY text was made elsewhere (src/jobs/chunk-check.ts): `count` rows, and their items. */
+  addText(rows: Uint8Array, items: Uint8Array | undefined, count: number): void {
+    this.rows.appendBytes(rows);
+    if (items) this.items.appendBytes(items);
+    this.count += count;
+  }
 }
 
 /** The job's staging tables made anew, empty (those of an earlier run of it dropped). */

@@ -1,0 +1,26 @@
+/**
+ * Runs in a worker thread (src/jobs/chunk-check-pool.ts): a chunk of a job's file checked
+ * (src/jobs/chunk-check.ts), off the event loop that serves every tenant's requests.
+ */
+
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import type { BatchResource } from '../resources/batch-resource.js';
+import { batchResources } from '../resources/index.js';
+import { type CheckedChunk, type ChunkTask, checkChunk, memoryOf } from './chunk-check.js';
+
+const byName = new Map<string, BatchResource>(batchResources.map((resource) => [resource.name, resource]));
+
+/** The chunk checked; its bytes and the result's arrays moved back to the main thread, not copied. */
+export default async function checkFileChunk(task: ChunkTask): Promise<CheckedChunk> {
+  const resource = byName.get(task.resource);
+  if (!resource) throw new Error(`no batch resource ${task.resource}`);
+  const checked = await checkChunk(resource, task);
+  return move({
+    get [transferableSymbol]() {
+      return memoryOf(checked);
+    },
+    get [valueSymbol]() {
+      return checked;
+    },
+  }) as unknown as CheckedChunk;
+}
