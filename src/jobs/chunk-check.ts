@@ -168,8 +168,9 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
     keys,
     stagedEnds: Int32Array.from(stagedEnds),
     itemEnds: Int32Array.from(itemEnds),
-    staged: staged.rows.view().slice(),
-    stagedItems: resource.children ? staged.items.view().slice() : undefined,
+    // Copies: a Buffer's slice() would be a view of this thread's buffer.
+    staged: new Uint8Array(staged.rows.view()),
+    stagedItems: resource.children ? new Uint8Array(staged.items.view()) : undefined,
     references,
     validKeyTexts,
     end,

@@ -72,11 +72,11 @@ export interface FileShape {
 }
 
 /**
- * Characters of text parsed at once (see utf8Text): the rows of a slice are checked before the next
- * is parsed, so few rows are alive when V8 collects its young generation, and they die there instead
- * of being promoted and collected again (checked in-process, back to back, slices of 64 Ki characters
- * and blocks of 128 Ki against both at 16 Ki: 1,000,000 prices 6.1 to 5.1-5.3 s, 200,000 customers of
- * 1 KiB 8.0-8.6 to 7.5-7.8 s).
+ * Bytes of the file decoded, and text parsed, at once (see utf8Text): the rows of a slice are checked
+ * before the next is parsed, so few rows are alive when V8 collects its young generation, and they
+ * die there instead of being promoted and collected again (checked in-process, back to back, slices
+ * of 64 Ki characters and blocks of 128 Ki against both at 16 Ki: 1,000,000 prices 6.1 to 5.1-5.3 s,
+ * 200,000 customers of 1 KiB 8.0-8.6 to 7.5-7.8 s).
  */
 const TEXT_SLICE = 16 * 1024;
 /**

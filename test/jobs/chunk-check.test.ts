@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { checkRowFields, keyOf } from '../../src/batch/check-block.js';
 import { chunksChecked } from '../../src/jobs/checked-chunks.js';
 import { type ChunkTask, checkChunk, keyText } from '../../src/jobs/chunk-check.js';
+import { checkChunkInWorker } from '../../src/jobs/chunk-check-pool.js';
 import { blocksOf, fileShape } from '../../src/jobs/file-blocks.js';
 import { fileChunks, lineBreaks } from '../../src/jobs/file-chunks.js';
 import { FileProblem, fileRows } from '../../src/jobs/file-rows.js';
@@ -286,5 +288,33 @@ describe('file chunks', () => {
       sizes.every((size) => size <= 1_100),
       String(sizes),
     );
+  });
+});
+
+describe('the threads that check chunks', () => {
+  test('a chunk checked in a thread: the same result, its bytes given back, the thread at a lower priority', async () => {
+    const file = Buffer.from(
+      `${HEADER}${priceRows(500, (n) => (n % 50 === 0 ? `P${n},L1,x,u` : `P${n},L1,${n},u`))}`,
+    );
+    const chunks = [];
+    for await (const chunk of fileChunks(piecesOf(file, cutsOf(file, 1000)), 'csv', 1 << 20, 1 << 20)) {
+      chunks.push(chunk);
+    }
+    assert.equal(chunks.length, 1);
+    const chunk = chunks[0]!;
+    const task: ChunkTask = { resource: 'prices', format: 'csv', delimiter: ',', chunk, stage: true };
+    const here = await checkChunk(prices, structuredClone(task));
+    const there = await checkChunkInWorker(task);
+    assert.equal(chunk.bytes.byteLength, 0, 'the bytes moved to the thread');
+    assert.deepEqual(Buffer.from(there.bytes), file);
+    assert.deepEqual(there, here);
+    assert.equal(there.failed.length, 10);
+    if (process.platform !== 'linux') return;
+    // The pool's thread lives on for a while after its chunk: its priority is its own.
+    const nices = readdirSync('/proc/self/task').map((task) =>
+      Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]),
+    );
+    assert.equal(nices[0], 0, 'the main thread keeps its priority');
+    assert.ok(nices.includes(10), `a thread at nice 10 among ${nices.join(',')}`);
   });
 });
