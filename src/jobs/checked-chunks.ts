@@ -25,14 +25,8 @@ interface Dispatched {
   checked: Promise<CheckedChunk>;
 }
 
-/** A chunk and its check, in file order. */
-export interface ChunkChecked {
-  chunk: FileChunk;
-  checked: CheckedChunk;
-}
-
 /**
- * The job's file's chunks checked. `stage()`: whether a chunk's check should make its valid rows'
+ * The job's file's chunks checked, in file order. `stage()`: whether a chunk's check should make its valid rows'
  * COPY text (asked as each is given to a thread).
  */
 export function checkedChunks(
@@ -40,7 +34,7 @@ export function checkedChunks(
   job: ClaimedJob,
   resource: BatchResource,
   stage: () => boolean,
-): AsyncGenerator<ChunkChecked> {
+): AsyncGenerator<CheckedChunk> {
   return chunksChecked(storedFile(context.db, job.id), job, resource, {
     stage,
     between: () => checkStopping(context),
@@ -63,7 +57,7 @@ export async function* chunksChecked(
   job: Pick<ClaimedJob, 'format' | 'delimiter'>,
   resource: BatchResource,
   { stage, between = () => {}, check = checkChunkInWorker, chunkBytes = CHUNK_BYTES }: ChunkChecking,
-): AsyncGenerator<ChunkChecked> {
+): AsyncGenerator<CheckedChunk> {
   const shape = fileShape(job, resource);
   // A span of the file without a line break longer than this is longer than any row allowed.
   const maxSpanBytes = Math.max(chunkBytes, 4 * shape.maxRowChars);
@@ -101,7 +95,7 @@ export async function* chunksChecked(
       const first = dispatched.shift();
       if (!first) break;
       let checked = await first.checked;
-      // Its bytes moved to the thread, and back with the result.
+      // Its bytes moved to the thread, and back with the result (checked again, they move again).
       const chunk = { ...first.chunk, bytes: checked.bytes };
       if (end && (end.rest !== '' || end.line !== chunk.line || !sameHeader(first.header, end.header))) {
         checked = await check(task(chunk, end.header, { text: end.rest, line: end.line }));
@@ -110,7 +104,7 @@ export async function* chunksChecked(
       header ??= end.header;
       between();
       await dispatch(CHUNKS_IN_FLIGHT);
-      yield { chunk, checked };
+      yield checked;
       if (checked.problem !== undefined) break;
     }
   } finally {

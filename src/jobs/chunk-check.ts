@@ -10,7 +10,7 @@ import { FileProblem, type FileRow, fileRows, itemOf, type TextEnd, type TextSta
  * A chunk of a job's file checked (src/jobs/file-chunks.ts), in a worker thread
  * (src/jobs/chunk-worker.ts): its rows read from where the chunk starts, checked by the batch rules
  * in the blocks the check reads (src/jobs/file-blocks.ts) without the reference rule (a query: the
- * main thread asks it, src/jobs/file-check.ts), and the valid rows' COPY text made for the staging
+ * main thread asks it, checkFile in src/jobs/job-check.ts), and the valid rows' COPY text made for the staging
  * tables. What comes back is small beside the rows: typed arrays, the COPY text's bytes, a key per
  * valid row, and the failed rows' problems.
  */

@@ -3,7 +3,7 @@
  * each ends after a line break, and knows the line it starts on without being parsed, by counting
  * the line breaks before it (a byte search). A CSV value in quotes may hold a line break, so a chunk
  * may start inside a row: its check then reads it as rows that are not the file's, and the chunk is
- * checked again from where the one before ended (src/jobs/file-check.ts), which only a row with a
+ * checked again from where the one before ended (src/jobs/checked-chunks.ts), which only a row with a
  * line break inside a quoted value across the cut costs.
  */
 

@@ -163,7 +163,7 @@ export async function checkFile(
   };
   let problem: string | undefined;
   try {
-    for await (const { checked } of checkedChunks(context, job, resource, stages)) {
+    for await (const checked of checkedChunks(context, job, resource, stages)) {
       const staging = stages();
       const missing = resource.reference
         ? await unknownKeys(db, job.tenant_id, resource, checked.references, knownReferences)

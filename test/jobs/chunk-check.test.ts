@@ -73,7 +73,7 @@ async function chunked(
   };
   let rows = '';
   let items = '';
-  for await (const { checked } of chunksChecked(piecesOf(file, cuts), job, resource, {
+  for await (const checked of chunksChecked(piecesOf(file, cuts), job, resource, {
     stage: () => true,
     check,
     chunkBytes,
