@@ -32,15 +32,7 @@ export async function unknownReferences(
   batch: ValidatedBatch,
   known?: Set<string>,
 ): Promise<Set<string>> {
-  const at = resource.reference?.position;
-  if (at === undefined) return new Set<string>();
-  return unknownKeys(
-    q,
-    tenantId,
-    resource,
-    batch.rows.map((row) => row?.[at] as string | undefined),
-    known,
-  );
+  return unknownKeys(q, tenantId, resource, referredBy(resource, batch), known);
 }
 
 /** What unknownReferences does, of the keys the rows refer to (undefined: a row that names none). */
@@ -51,10 +43,9 @@ export async function unknownKeys(
   referred: readonly (string | undefined)[],
   known?: Set<string>,
 ): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for (const key of referred) if (key !== undefined && !known?.has(key)) keys.add(key);
-  if (keys.size === 0 || !resource.reference) return new Set<string>();
-  const missing = await missingReferences(q, resource.reference, tenantId, [...keys]);
+  const keys = distinctKeys(referred, known);
+  if (keys.length === 0 || !resource.reference) return new Set<string>();
+  const missing = await missingReferences(q, resource.reference, tenantId, keys);
   if (known) {
     for (const key of keys) {
       if (known.size >= MAX_KNOWN_REFERENCES) break;
@@ -168,12 +159,18 @@ export function referencedKeys(
   batch: ValidatedBatch,
   known?: ReadonlySet<string>,
 ): string[] {
+  return distinctKeys(referredBy(resource, batch), known);
+}
+
+/** Per row, the key its reference field names (none without a reference). */
+function referredBy(resource: BatchResource, batch: ValidatedBatch): (string | undefined)[] {
   const at = resource.reference?.position;
-  if (at === undefined) return [];
+  return at === undefined ? [] : batch.rows.map((row) => row?.[at] as string | undefined);
+}
+
+/** The keys named (undefined: none), each once, those in `known` left out. */
+function distinctKeys(referred: readonly (string | undefined)[], known?: ReadonlySet<string>): string[] {
   const keys = new Set<string>();
-  for (const row of batch.rows) {
-    const key = row?.[at];
-    if (key !== undefined && !known?.has(key as string)) keys.add(key as string);
-  }
+  for (const key of referred) if (key !== undefined && !known?.has(key)) keys.add(key);
   return [...keys];
 }
