@@ -1,12 +1,12 @@
 import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
-import { type FieldError, itemCut, ValidationCrash } from './batch-errors.js';
+import { type FieldError, ValidationCrash } from './batch-errors.js';
 import type { BatchOptions } from './batch-options.js';
 import type { CheckedBatch } from './checked.js';
 import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
 import { checkPlainBatch } from './plain/plain-batch.js';
-import { unknownKeys } from './references.js';
+import { referenceFailure, unknownKeys } from './references.js';
 import { type ValidatedBatch, validateCellRows, validateInSlices, validateItems } from './validate-items.js';
 
 export type { CheckedBatch } from './checked.js';
@@ -180,16 +180,4 @@ export function markMissingReferences(
     checked.errors[index] = referenceFailure(resource, checked.errors[index]);
     checked.values[index] = undefined;
   });
-}
-
-/**
- * A row's problems once the key it names is found missing: the reference's problem alone for a row
- * that was valid, or after the row's own (unless its list was cut: src/batch/batch-errors.ts).
- */
-export function referenceFailure(resource: BatchResource, errors: FieldError[] | undefined): FieldError[] {
-  const reference = resource.reference!;
-  const problem: FieldError = { field: reference.name, message: reference.message };
-  if (!errors) return [problem];
-  if (errors.at(-1) !== itemCut) errors.push(problem);
-  return errors;
 }

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { missingReferences } from '../sql/missing-references.js';
-import { type ItemError, itemCut } from './batch-errors.js';
+import { type FieldError, type ItemError, itemCut } from './batch-errors.js';
 import type { CheckedBatch } from './checked.js';
 import type { ValidatedBatch } from './validate-items.js';
 
@@ -64,20 +64,29 @@ export function markUnknownReferences(
   batch: ValidatedBatch,
   missing: ReadonlySet<string>,
 ): void {
-  const reference = resource.reference;
-  if (reference === undefined || missing.size === 0) return;
-  const { position: at, name, message } = reference;
+  const at = resource.reference?.position;
+  if (at === undefined || missing.size === 0) return;
   const byIndex = new Map(batch.errors.map((error) => [error.index, error]));
   batch.rows.forEach((row, index) => {
     const key = row?.[at];
     if (key === undefined || !missing.has(key as string)) return;
-    const error = { field: name, message };
     const existing = byIndex.get(index);
-    if (existing?.errors.at(-1) === itemCut) return;
-    if (existing) existing.errors.push(error);
-    else batch.errors.push({ index, errors: [error] });
+    if (existing) referenceFailure(resource, existing.errors);
+    else batch.errors.push({ index, errors: referenceFailure(resource, undefined) });
   });
   batch.errors.sort((a, b) => a.index - b.index);
+}
+
+/**
+ * A row's problems once the key it names is found missing: the reference's problem alone for a row
+ * that was valid, or after the row's own (unless its list was cut: src/batch/batch-errors.ts).
+ */
+export function referenceFailure(resource: BatchResource, errors: FieldError[] | undefined): FieldError[] {
+  const reference = resource.reference!;
+  const problem: FieldError = { field: reference.name, message: reference.message };
+  if (!errors) return [problem];
+  if (errors.at(-1) !== itemCut) errors.push(problem);
+  return errors;
 }
 
 /**

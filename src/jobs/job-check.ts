@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FieldError } from '../batch/batch-errors.js';
-import { type CheckedRows, checkRows, keyOf, referenceFailure } from '../batch/check-block.js';
-import { unknownKeys } from '../batch/references.js';
+import { type CheckedRows, checkRows, keyOf } from '../batch/check-block.js';
+import { referenceFailure, unknownKeys } from '../batch/references.js';
 import type { Transaction } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import {

@@ -177,6 +177,11 @@ for (const backend of backends()) {
         csv(PRICE_HEADER, rows),
       ]);
       await runJobs(app());
+      // A row invalid by its price that names a missing product too: both problems, its own first.
+      rows.push(['NOPE1', 'REFLAST', 'x']);
+      const id2 = await submitJob(tenant, { resource: 'prices', format: 'csv', on_invalid: 'skip' }, [
+        csv(PRICE_HEADER, rows.slice(-2)),
+      ]);
       const job = (await tenant.get(`/v1/jobs/${id}`)).body;
       assert.equal(job.state, 'succeeded', job.error);
       assert.deepEqual(job.rows, { received: 25_000, invalid: 3, created: 24_997, updated: 0, ignored: 0 });
@@ -187,6 +192,15 @@ for (const backend of backends()) {
           line,
           [{ field: 'product_code', message: 'Product does not exist in the product master' }],
         ]),
+      );
+      await runJobs(app());
+      const both = await resultsOf(tenant, id2, 'failed');
+      assert.deepEqual(
+        both.map((row) => [row.line, (row.errors as { field: string }[]).map((error) => error.field)]),
+        [
+          [2, ['product_code']],
+          [3, ['price', 'product_code']],
+        ],
       );
     });
 
