@@ -5,14 +5,16 @@ import { StagedText } from '../sql/job-staging.js';
 import { blocksOf, fileShape } from './file-blocks.js';
 import type { FileChunk } from './file-chunks.js';
 import { FileProblem, type FileRow, fileRows, itemOf, type TextEnd, type TextStart } from './file-rows.js';
+import { type JoinedTexts, joinTexts, noTexts } from './joined-texts.js';
+import { hashKey } from './repeated-keys.js';
 
 /*
  * A chunk of a job's file checked (src/jobs/file-chunks.ts), in a worker thread
  * (src/jobs/chunk-worker.ts): its rows read from where the chunk starts, checked by the batch rules
  * in the blocks the check reads (src/jobs/file-blocks.ts) without the reference rule (a query: the
  * main thread asks it, checkFile in src/jobs/job-check.ts), and the valid rows' COPY text made for the staging
- * tables. What comes back is small beside the rows: typed arrays, the COPY text's bytes, a key per
- * valid row, and the failed rows' problems.
+ * tables. What comes back is small beside the rows, and cheap to send: typed arrays, the COPY text's
+ * bytes, strings joined in one (src/jobs/joined-texts.ts), and the failed rows' problems.
  */
 
 /** What a chunk's check needs: the chunk, and what the file's rows before it left. */
@@ -39,17 +41,20 @@ export interface CheckedChunk {
   failed: { at: number; key: string; errors: FieldError[] }[];
   /** The valid rows' indexes in `lines`. */
   valid: Int32Array;
-  /** Per valid row, its key (keyOf: repeated keys are found by it). */
-  keys: string[];
+  /** Per valid row, its key (keyOf: repeated keys are found by it), and its two hashes (hashKey); with `stage`. */
+  keys: JoinedTexts;
+  keyHashes: Uint32Array;
   /** Per valid row, where its COPY text ends in `staged` (and in `stagedItems`); with `stage`. */
   stagedEnds: Int32Array;
   itemEnds: Int32Array;
   staged: Uint8Array;
   stagedItems: Uint8Array | undefined;
-  /** With a reference (resource.reference): per row, the key it names (CheckedRows.references). */
-  references: (string | undefined)[];
+  /** With a reference (resource.reference): the keys the rows name, each once (CheckedRows.references). */
+  referred: string[];
+  /** With a reference: per row, the index in `referred` of the key it names, -1 for none. */
+  referredAt: Int32Array;
   /** With a reference: per valid row, its key as sent (a row the reference rule fails needs it). */
-  validKeyTexts: string[];
+  validKeyTexts: JoinedTexts;
   /** Where the chunk's text ended: the next chunk starts there (a speculation checked by it). */
   end: TextEnd;
   /** The file cannot be read as rows at a row of the chunk (after those above): the job fails so. */
@@ -85,6 +90,10 @@ export function memoryOf(checked: CheckedChunk): ArrayBuffer[] {
     checked.stagedEnds,
     checked.itemEnds,
     checked.staged,
+    checked.keys.ends,
+    checked.keyHashes,
+    checked.referredAt,
+    checked.validKeyTexts.ends,
   ];
   if (checked.stagedItems) views.push(checked.stagedItems);
   return views.map((view) => view.buffer as ArrayBuffer);
@@ -123,7 +132,8 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
   const keys: string[] = [];
   const stagedEnds: number[] = [];
   const itemEnds: number[] = [];
-  const references: (string | undefined)[] = [];
+  const referred = new Map<string, number>();
+  const referredAt: number[] = [];
   const validKeyTexts: string[] = [];
   const staged = takeText(resource);
   const withReference = resource.reference !== undefined;
@@ -136,7 +146,15 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
         const row = block[at]!;
         const index = lines.length;
         lines.push(row.line);
-        if (withReference) references.push(checked.references[at]);
+        if (withReference) {
+          const name = checked.references[at];
+          let index = name === undefined ? -1 : referred.get(name);
+          if (index === undefined) {
+            index = referred.size;
+            referred.set(name!, index);
+          }
+          referredAt.push(index);
+        }
         const errors = checked.errors[at];
         if (errors) {
           failed.push({ at: index, key: keyText(resource, row), errors });
@@ -145,9 +163,9 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
         const values = checked.values[at]!;
         const key = keyText(resource, row);
         valid.push(index);
-        keys.push(keyOf(resource.keyPositions, values));
         if (withReference) validKeyTexts.push(key);
         if (!task.stage) continue;
+        keys.push(keyOf(resource.keyPositions, values));
         staged.add(row.line, key, values);
         stagedEnds.push(staged.rows.byteLength);
         itemEnds.push(staged.items.byteLength);
@@ -165,17 +183,28 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
     lines: Float64Array.from(lines),
     failed,
     valid: Int32Array.from(valid),
-    keys,
+    keys: joinTexts(keys),
+    keyHashes: hashesOf(keys),
     stagedEnds: Int32Array.from(stagedEnds),
     itemEnds: Int32Array.from(itemEnds),
     // Copies: a Buffer's slice() would be a view of this thread's buffer.
     staged: new Uint8Array(staged.rows.view()),
     stagedItems: resource.children ? new Uint8Array(staged.items.view()) : undefined,
-    references,
-    validKeyTexts,
+    referred: [...referred.keys()],
+    referredAt: Int32Array.from(referredAt),
+    validKeyTexts: withReference ? joinTexts(validKeyTexts) : noTexts(),
     end,
     ...(problem === undefined ? {} : { problem }),
   };
   freeText(staged);
   return result;
+}
+
+/** Per key, its two hashes (hashKey), one after the other. */
+function hashesOf(keys: readonly string[]): Uint32Array {
+  const hashes = new Uint32Array(keys.length * 2);
+  keys.forEach((key, at) => {
+    hashKey(key, hashes, at * 2);
+  });
+  return hashes;
 }

@@ -17,6 +17,7 @@ import { type CheckedChunk, keyText } from './chunk-check.js';
 import { delimiterHint } from './delimiter-hint.js';
 import { BLOCK_ROWS, type KeptBlock, keptBlocks } from './file-blocks.js';
 import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
+import { textAt } from './joined-texts.js';
 import { RepeatedKeys } from './repeated-keys.js';
 
 /*
@@ -165,30 +166,25 @@ export async function checkFile(
   try {
     for await (const checked of checkedChunks(context, job, resource, stages)) {
       const staging = stages();
-      const missing = resource.reference
-        ? await unknownKeys(db, job.tenant_id, resource, checked.references, knownReferences)
-        : undefined;
+      const refused = await refusedReferences(context, job, resource, checked, knownReferences);
       // The valid rows the reference rule fails, by their index among the valid ones.
       const dropped: number[] = [];
-      const { failed, valid } = checked;
+      const { failed, valid, keyHashes } = checked;
       let nextFailed = 0;
       for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
         if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
         if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
           const { at, key, errors } = failed[nextFailed++]!;
-          const referred = checked.references[at];
-          const named = referred !== undefined && missing?.has(referred);
-          fail(checked.lines[at]!, key, named ? referenceFailure(resource, errors) : errors);
+          fail(checked.lines[at]!, key, refused(at) ? referenceFailure(resource, errors) : errors);
           continue;
         }
         const at = valid[v]!;
         const line = checked.lines[at]!;
-        const referred = checked.references[at];
-        if (referred !== undefined && missing?.has(referred)) {
-          fail(line, checked.validKeyTexts[v]!, referenceFailure(resource, undefined));
+        if (refused(at)) {
+          fail(line, textAt(checked.validKeyTexts, v), referenceFailure(resource, undefined));
           dropped.push(v);
-        } else if (staging) {
-          repeated.add(checked.keys[v]!, line);
+        } else if (staging && repeated.note(keyHashes[2 * v]!, keyHashes[2 * v + 1]!)) {
+          repeated.keep(textAt(checked.keys, v), line);
         }
         v++;
       }
@@ -221,6 +217,25 @@ export async function checkFile(
   }
   await copy.finish(repeated);
   return {};
+}
+
+/**
+ * Whether the reference rule fails a chunk's row (by its index among the chunk's rows): the keys it
+ * names asked for in one query (those earlier chunks found, `known`, left out).
+ */
+async function refusedReferences(
+  context: JobRunContext,
+  job: ClaimedJob,
+  resource: BatchResource,
+  checked: CheckedChunk,
+  known: Set<string>,
+): Promise<(at: number) => boolean> {
+  if (!resource.reference) return () => false;
+  const missing = await unknownKeys(context.db, job.tenant_id, resource, checked.referred, known);
+  if (missing.size === 0) return () => false;
+  const refused = Uint8Array.from(checked.referred, (key) => (missing.has(key) ? 1 : 0));
+  const { referredAt } = checked;
+  return (at) => referredAt[at]! >= 0 && refused[referredAt[at]!] === 1;
 }
 
 /** A chunk's staged rows added to those the next copy sends, without the `dropped` ones (by valid index). */

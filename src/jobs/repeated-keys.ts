@@ -30,17 +30,16 @@ export class RepeatedKeys {
 
   /** Notes that `key` occurs at `line` (lines come in file order). */
   add(key: string, line: number): void {
-    let h1 = 0x811c9dc5;
-    let h2 = 0x9747b28c;
-    for (let at = 0; at < key.length; at++) {
-      const c = key.charCodeAt(at);
-      h1 = Math.imul(h1 ^ c, 0x01000193);
-      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-      h2 ^= h2 >>> 15;
-    }
-    // Sequential keys (codes) hash to neighbours: both hashes are mixed before their bits are used.
-    const block = (mixed(h1) & this.#blockMask) * BLOCK_WORDS;
-    h2 = mixed(h2);
+    hashKey(key, scratch, 0);
+    if (this.note(scratch[0]!, scratch[1]!)) this.keep(key, line);
+  }
+
+  /**
+   * Notes a key by its hashes (hashKey): true when the filter may have noted it before, and its key
+   * must then be kept (keep). A key noted before has every bit set, so a false answer is always right.
+   */
+  note(h1: number, h2: number): boolean {
+    const block = (h1 & this.#blockMask) * BLOCK_WORDS;
     const step = (h2 >>> 16) | 1;
     let seen = true;
     for (let probe = 0; probe < PROBES; probe++) {
@@ -52,7 +51,12 @@ export class RepeatedKeys {
         this.#bits[word]! |= flag;
       }
     }
-    if (seen || this.#lastLine.has(key)) this.#lastLine.set(key, line);
+    return seen;
+  }
+
+  /** Keeps `key` exactly with `line`, its last so far: one the filter noted before (note). */
+  keep(key: string, line: number): void {
+    this.#lastLine.set(key, line);
   }
 
   /**
@@ -63,6 +67,26 @@ export class RepeatedKeys {
     return [...this.#lastLine.values()];
   }
 }
+
+/**
+ * A key's two hashes, written at `at` and `at + 1` of `into`: what RepeatedKeys.note takes, made
+ * where the key is (a worker thread checking a chunk sends them with the chunk).
+ */
+export function hashKey(key: string, into: Uint32Array, at: number): void {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c;
+  for (let c = 0; c < key.length; c++) {
+    const code = key.charCodeAt(c);
+    h1 = Math.imul(h1 ^ code, 0x01000193);
+    h2 = Math.imul(h2 ^ code, 0x5bd1e995);
+    h2 ^= h2 >>> 15;
+  }
+  // Sequential keys (codes) hash to neighbours: both hashes are mixed before their bits are used.
+  into[at] = mixed(h1);
+  into[at + 1] = mixed(h2);
+}
+
+const scratch = new Uint32Array(2);
 
 /** MurmurHash3's finalizer: every bit of the result depends on every bit of `h`. */
 function mixed(h: number): number {
