@@ -6,13 +6,14 @@
  *   a temporary table, then the batch statement's own INSERT ... ON CONFLICT (buildWriteSql, its
  *   unnest swapped for the table) from it. The customers' file is ten parts of 100 MiB (each row's
  *   address padded): the server's RSS growth while it takes and runs it is the memory figure.
- * - Tenant B's 1,000-item batches and GET /v1/customers?limit=100 while tenant A's 1,000,000-row job runs.
+ * - Tenant B's 1,000-item batches and GET /v1/customers?limit=100 while another tenant's 1,000,000-row
+ *   job runs: of prices, then of customers (the 1 GiB file: its upload and check are the heaviest).
  * - The server SIGKILLed while a job writes, then started again: the job's counts against the
  *   uninterrupted run's, and every row once in the change feed.
  * - PGlite's time for the prices file beside PostgreSQL's.
  *
  * `npm run bench:jobs` (`-- --quick`: 100,000 rows, 10 MiB parts; `-- --jobs-only`: the first table's
- * jobs only; `-- --only=prices` or `customers`: with --jobs-only, that one; `-- --repeat=N`: each of them
+ * jobs only; `-- --only=prices` or `customers`: that one's jobs (and tenant B beside it only); `-- --repeat=N`: each of them
  * N times, for a tenant of its own each). See bench/README.md.
  */
 import { once } from 'node:events';
@@ -379,10 +380,11 @@ async function main(): Promise<void> {
   // PostgreSQL: tenants made before the server starts, as an operator would.
   const url = await createPgDatabase();
   const env = { ...serverEnv(), DATABASE_URL: url, JOB_LEASE_SECONDS: '5' };
-  const [a, b, c, k] = [
+  const [a, b, c, d, k] = [
     await createTenant(env, CLI, 'jobs-a'),
     await createTenant(env, CLI, 'jobs-b'),
     await createTenant(env, CLI, 'jobs-c'),
+    await createTenant(env, CLI, 'jobs-d'),
     await createTenant(env, CLI, 'jobs-k'),
   ];
   let service = await startService(env);
@@ -434,9 +436,8 @@ async function main(): Promise<void> {
     return;
   }
 
-  // Tenant B's batches and reads while tenant C's job of ROWS prices runs.
+  // Tenant B's batches and reads while tenant C's job of ROWS prices, then of ROWS customers runs.
   const headersB = await tenantOf(service, b);
-  const headersC = await tenantOf(service, c);
   const loadedB = await json(
     service,
     'POST',
@@ -445,40 +446,53 @@ async function main(): Promise<void> {
     generateCustomers({ seed: 3, from: 0, count: 1_000 }),
   );
   if (loadedB.status !== 201) throw new Error(`B customers: ${JSON.stringify(loadedB.body)}`);
-  const batchMs: number[] = [];
-  const readMs: number[] = [];
+  const besides: string[] = [];
   let round = 0;
-  let running = true;
-  const loopB = (async () => {
-    while (running) {
-      round++;
-      const items = Array.from({ length: 1_000 }, (_, at) => ({
-        product_code: productCode(at),
-        price_list: `B${round}`,
-        price: `${round}.${String(at % 100).padStart(2, '0')}`,
-      }));
-      let started = performance.now();
-      const posted = await json(service, 'POST', prices.path, headersB, items);
-      batchMs.push(performance.now() - started);
-      if (posted.status !== 201) throw new Error(`B batch: ${posted.status} ${JSON.stringify(posted.body)}`);
-      started = performance.now();
-      const read = await json(service, 'GET', '/v1/customers?limit=100', headersB);
-      readMs.push(performance.now() - started);
-      if (read.status !== 200) throw new Error(`B read: ${read.status}`);
-    }
-  })();
-  const busy = await runJob(() => service, headersC, 'prices', pricesCsv, PART_BYTES);
-  running = false;
-  await loopB;
-  table.push([
-    `prices ${ROWS.toLocaleString('en-US')} beside tenant B`,
-    `${busy.seconds.toFixed(1)} s`,
-    '',
-    '',
-    '',
-    '',
-    phasesOf(busy),
-  ]);
+  for (const [resource, file, tenant] of [
+    [prices, pricesCsv, c],
+    [customers, customersCsv, d],
+  ] as const) {
+    if (ONLY !== undefined && resource.name !== ONLY) continue;
+    const headersC = await tenantOf(service, tenant);
+    const batchMs: number[] = [];
+    const readMs: number[] = [];
+    let running = true;
+    const loopB = (async () => {
+      while (running) {
+        round++;
+        const items = Array.from({ length: 1_000 }, (_, at) => ({
+          product_code: productCode(at),
+          price_list: `B${round}`,
+          price: `${round}.${String(at % 100).padStart(2, '0')}`,
+        }));
+        let started = performance.now();
+        const posted = await json(service, 'POST', prices.path, headersB, items);
+        batchMs.push(performance.now() - started);
+        if (posted.status !== 201)
+          throw new Error(`B batch: ${posted.status} ${JSON.stringify(posted.body)}`);
+        started = performance.now();
+        const read = await json(service, 'GET', '/v1/customers?limit=100', headersB);
+        readMs.push(performance.now() - started);
+        if (read.status !== 200) throw new Error(`B read: ${read.status}`);
+      }
+    })();
+    const busy = await runJob(() => service, headersC, resource.name, file, PART_BYTES);
+    running = false;
+    await loopB;
+    table.push([
+      `${resource.name} ${ROWS.toLocaleString('en-US')} beside tenant B`,
+      `${busy.seconds.toFixed(1)} s`,
+      '',
+      '',
+      '',
+      '',
+      phasesOf(busy),
+    ]);
+    besides.push(
+      `tenant B beside the ${resource.name} job: ${batchMs.length} batches of 1,000 prices p50 ${ms(percentile(batchMs, 50))} p99 ${ms(percentile(batchMs, 99))} ms (bar 150); ` +
+        `${readMs.length} GET /v1/customers?limit=100 p50 ${ms(percentile(readMs, 50))} p99 ${ms(percentile(readMs, 99))} ms (bar 50)`,
+    );
+  }
 
   // SIGKILL while writing, then the service started again.
   const headersK = await tenantOf(service, k);
@@ -540,10 +554,7 @@ async function main(): Promise<void> {
   await embedded.server.stop();
 
   console.log(`\n${formatTable(COLUMNS, table, 1)}`);
-  console.log(
-    `\ntenant B while the job ran: ${batchMs.length} batches of 1,000 prices p50 ${ms(percentile(batchMs, 50))} p99 ${ms(percentile(batchMs, 99))} ms (bar 150); ` +
-      `${readMs.length} GET /v1/customers?limit=100 p50 ${ms(percentile(readMs, 50))} p99 ${ms(percentile(readMs, 99))} ms (bar 50)`,
-  );
+  console.log(`\n${besides.join('\n')}`);
 }
 
 await benchMain(main);
