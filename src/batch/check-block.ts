@@ -1,4 +1,3 @@
-import type { Queryable } from '../db/database.js';
 import type { FieldValue } from '../fields/field.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import { type FieldError, ValidationCrash } from './batch-errors.js';
@@ -6,7 +5,6 @@ import type { BatchOptions } from './batch-options.js';
 import type { CheckedBatch } from './checked.js';
 import { batchItems, keyTextsOf, referencedKeysOf, writeOf } from './checked-batch.js';
 import { checkPlainBatch } from './plain/plain-batch.js';
-import { referenceFailure, unknownKeys } from './references.js';
 import { type ValidatedBatch, validateCellRows, validateInSlices, validateItems } from './validate-items.js';
 
 export type { CheckedBatch } from './checked.js';
@@ -100,29 +98,6 @@ export interface CheckedRows {
 }
 
 /**
- * A block of rows checked one by one by the batch rules of the resource (a bulk job's file): every
- * row looked at and every problem kept, the reference rule included when asked (one query a block,
- * for the keys not in `knownReferences`, which remembers those found).
- * A row's `problem`, found before its fields (a line the file's format could not read), stands for
- * its fields' problems.
- */
-export async function checkRows(
-  q: Queryable,
-  tenantId: number,
-  resource: BatchResource,
-  block: readonly RowToCheck[],
-  references: boolean,
-  knownReferences?: Set<string>,
-): Promise<CheckedRows> {
-  const checked = await checkRowFields(resource, block);
-  if (references && resource.reference) {
-    const missing = await unknownKeys(q, tenantId, resource, checked.references, knownReferences);
-    markMissingReferences(resource, checked, missing);
-  }
-  return checked;
-}
-
-/**
  * The rows checked by the field rules, without the reference rule (no query: what a worker thread
  * does, src/jobs/chunk-check.ts).
  */
@@ -163,21 +138,4 @@ export async function checkRowFields(
     else values[index] = row;
   }
   return { errors, values, references };
-}
-
-/**
- * The reference rule's problem added to each row naming a key found `missing` (unknownKeys): a
- * valid row fails by it, an invalid one lists it after its own (referenceFailure).
- */
-export function markMissingReferences(
-  resource: BatchResource,
-  checked: CheckedRows,
-  missing: ReadonlySet<string>,
-): void {
-  if (missing.size === 0) return;
-  checked.references.forEach((key, index) => {
-    if (key === undefined || !missing.has(key)) return;
-    checked.errors[index] = referenceFailure(resource, checked.errors[index]);
-    checked.values[index] = undefined;
-  });
 }

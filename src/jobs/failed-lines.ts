@@ -38,13 +38,6 @@ export class FailedLines {
     }
   }
 
-  /** The rows that did not fail, of rows in ascending line order after those asked before. */
-  async keep<Row extends { line: number }>(rows: readonly Row[]): Promise<Row[]> {
-    if (rows.length === 0) return [];
-    await this.loadThrough(rows.at(-1)!.line);
-    return rows.filter((row) => !this.has(row.line));
-  }
-
   /** Whether the row at `line` failed; lines are asked in ascending order, after loadThrough. */
   has(line: number): boolean {
     while (this.#at < this.#lines.length && this.#lines[this.#at]! < line) this.#at++;

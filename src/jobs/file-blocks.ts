@@ -1,13 +1,10 @@
-import type { Database } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
 import type { ClaimedJob } from '../sql/job-runs.js';
-import { FailedLines } from './failed-lines.js';
-import { type FileRow, type FileShape, fileRows } from './file-rows.js';
-import { storedFile } from './stored-file.js';
+import type { FileRow, FileShape } from './file-rows.js';
 
 /*
- * The first stage of a job run: the stored file's rows, read again at each pass (its size is not
- * bounded, memory is), in the blocks that are checked one at a time.
+ * How a job's file is read as rows, and the blocks its rows are checked in, one at a time, in a
+ * worker thread (src/jobs/chunk-check.ts): its size is not bounded, memory is.
  */
 
 /** Rows per transaction of the writing (extensions.md 12: at most 10,000), and per block of the check. */
@@ -34,15 +31,6 @@ export function fileShape(job: Pick<ClaimedJob, 'format' | 'delimiter'>, resourc
   };
 }
 
-/** The job's file as blocks of rows: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
-export function fileBlocks(
-  db: Database,
-  job: ClaimedJob,
-  resource: BatchResource,
-): AsyncGenerator<FileRow[]> {
-  return blocksOf(fileRows(storedFile(db, job.id), fileShape(job, resource)));
-}
-
 /** Runs of rows as blocks: BLOCK_ROWS, or fewer when they reach BLOCK_CHARS (the last one shorter). */
 export async function* blocksOf(runs: AsyncIterable<FileRow[]>): AsyncGenerator<FileRow[]> {
   let block: FileRow[] = [];
@@ -59,35 +47,4 @@ export async function* blocksOf(runs: AsyncIterable<FileRow[]>): AsyncGenerator<
     }
   }
   if (block.length > 0) yield block;
-}
-
-/** A block of the rows a pass reads (the writing: those that passed the check), and the block's last line. */
-export interface KeptBlock {
-  rows: FileRow[];
-  /** The block's last line, a failed row's included: the job's progress once the block commits. */
-  toLine: number;
-}
-
-/**
- * The file's blocks from the line after `fromLine`; with `leaveOutFailed`, each without the rows the
- * check found invalid (read back from the job's results as the reading goes: src/jobs/failed-lines.ts).
- */
-export async function* keptBlocks(
-  db: Database,
-  job: ClaimedJob,
-  resource: BatchResource,
-  fromLine: number,
-  leaveOutFailed: boolean,
-): AsyncGenerator<KeptBlock> {
-  let failed: FailedLines | undefined;
-  for await (const all of fileBlocks(db, job, resource)) {
-    const block = all[all.length - 1]!.line <= fromLine ? [] : all.filter((row) => row.line > fromLine);
-    if (block.length === 0) continue;
-    if (!leaveOutFailed) {
-      yield { rows: block, toLine: block.at(-1)!.line };
-      continue;
-    }
-    failed ??= new FailedLines(db, job.id);
-    yield { rows: await failed.keep(block), toLine: block.at(-1)!.line };
-  }
 }

@@ -1,6 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FieldError } from '../batch/batch-errors.js';
-import { type CheckedRows, checkRows, keyOf } from '../batch/check-block.js';
 import { referenceFailure, unknownKeys } from '../batch/references.js';
 import type { Transaction } from '../db/database.js';
 import type { BatchResource } from '../resources/batch-resource.js';
@@ -13,45 +12,20 @@ import {
 } from '../sql/job-runs.js';
 import { createStaging, markReplaced, markStaged, StagedText, stageRows } from '../sql/job-staging.js';
 import { checkedChunks } from './checked-chunks.js';
-import { type CheckedChunk, keyText } from './chunk-check.js';
+import type { CheckedChunk } from './chunk-check.js';
 import { delimiterHint } from './delimiter-hint.js';
-import { BLOCK_ROWS, type KeptBlock, keptBlocks } from './file-blocks.js';
-import { checkStopping, JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
+import { FailedLines } from './failed-lines.js';
+import { BLOCK_ROWS } from './file-blocks.js';
+import { JobLetGo, type JobRunContext, YIELD_ROWS } from './job-run-context.js';
 import { textAt } from './joined-texts.js';
 import { RepeatedKeys } from './repeated-keys.js';
 
 /*
- * The second stage of a job run: its blocks checked by the batch's rules (src/batch/check-block.ts),
- * the whole file before anything is written (state validating), the rows that pass copied into the
- * job's staging tables as the check goes, for the writing (src/sql/job-staging.ts).
+ * The first stage of a job run: its file checked by the batch's rules (src/batch/check-block.ts), in
+ * chunks in worker threads (src/jobs/checked-chunks.ts), the whole file before anything is written
+ * (state validating), the rows that pass copied into the job's staging tables as the check goes, for
+ * the writing (src/sql/job-staging.ts); and copied again the same way if that copy is lost.
  */
-
-/** A block of the file's rows as a pass reads it: checked by the batch rules. */
-export interface CheckedBlock extends KeptBlock {
-  checked: CheckedRows;
-}
-
-/**
- * The file's blocks from the line after `fromLine`, each checked: what every pass of a run reads.
- * Validating: every row, the reference rule included (one query a block). Writing (its rows staged
- * again): without the rows the check found invalid, and without the reference rule, which they
- * passed then.
- */
-export async function* checkedBlocks(
-  context: JobRunContext,
-  job: ClaimedJob,
-  resource: BatchResource,
-  fromLine: number,
-): AsyncGenerator<CheckedBlock> {
-  const validating = job.state === 'validating';
-  // The referred keys found by earlier blocks of this pass, not asked for again.
-  const knownReferences = new Set<string>();
-  for await (const { rows, toLine } of keptBlocks(context.db, job, resource, fromLine, !validating)) {
-    checkStopping(context);
-    const checked = await checkRows(context.db, job.tenant_id, resource, rows, validating, knownReferences);
-    yield { rows, toLine, checked };
-  }
-}
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -264,8 +238,9 @@ function stageChecked(staged: StagedText, checked: CheckedChunk, dropped: readon
 
 /**
  * The job's rows copied again into its staging tables from the file, after `fromLine` (the writing's
- * last block), when the copy of the check was lost (src/sql/job-staging.ts): the rows the check
- * passed, by the same rules, the reference rule left out (they passed it then).
+ * last block), when the copy of the check was lost (src/sql/job-staging.ts): checked again in the
+ * worker threads as the check did, without the rows the check failed (their lines read back from the
+ * job's results: src/jobs/failed-lines.ts), the reference rule among them.
  */
 export async function stageFile(
   context: JobRunContext,
@@ -277,25 +252,42 @@ export async function stageFile(
   await createStaging(db, job.id, resource);
   const repeated = new RepeatedKeys(job.bytes);
   const copy = new StagingCopy(context, job, resource);
-  const send = (staged: StagedText) => copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
+  const failedLines = new FailedLines(db, job.id);
   let staged = new StagedText(resource);
   try {
-    for await (const { rows, checked } of checkedBlocks(context, job, resource, fromLine)) {
-      for (let at = 0; at < rows.length; at++) {
-        if (at % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-        const row = rows[at]!;
-        const values = checked.values[at];
-        // Valid when checked before; a row that is not now is a bug, never a silent skip.
-        if (!values) throw new Error(`line ${row.line} was valid when checked and is not now`);
-        staged.add(row.line, keyText(resource, row), values);
-        repeated.add(keyOf(resource.keyPositions, values), row.line);
+    for await (const checked of checkedChunks(context, job, resource, () => true)) {
+      // The file was read to its end when checked: a problem now is a bug, never a silent end.
+      if (checked.problem !== undefined)
+        throw new Error(`job ${job.id}'s file is not readable now: ${checked.problem}`);
+      const { lines, failed, valid, keyHashes } = checked;
+      if (lines.length === 0 || lines[lines.length - 1]! <= fromLine) continue;
+      await failedLines.loadThrough(lines[lines.length - 1]!);
+      // The valid rows left out (by their index among the valid ones): those written or failed.
+      const dropped: number[] = [];
+      let nextFailed = 0;
+      for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
+        if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
+        if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
+          const line = lines[failed[nextFailed++]!.at]!;
+          // Failed when checked; a row that did not is a bug, never a silent skip.
+          if (line > fromLine && !failedLines.has(line)) {
+            throw new Error(`line ${line} was valid when checked and is not now`);
+          }
+          continue;
+        }
+        const line = lines[valid[v]!]!;
+        if (line <= fromLine || failedLines.has(line)) dropped.push(v);
+        else if (repeated.note(keyHashes[2 * v]!, keyHashes[2 * v + 1]!))
+          repeated.keep(textAt(checked.keys, v), line);
+        v++;
       }
+      stageChecked(staged, checked, dropped);
       if (copyIsDue(staged)) {
-        await send(staged);
+        await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
         staged = new StagedText(resource);
       }
     }
-    if (staged.count > 0) await send(staged);
+    if (staged.count > 0) await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
     await copy.finish(repeated);
   } finally {
     await copy.settle().catch(() => {});
