@@ -148,12 +148,12 @@ export async function checkChunk(resource: BatchResource, task: ChunkTask): Prom
         lines.push(row.line);
         if (withReference) {
           const name = checked.references[at];
-          let index = name === undefined ? -1 : referred.get(name);
-          if (index === undefined) {
-            index = referred.size;
-            referred.set(name!, index);
+          let named = name === undefined ? -1 : referred.get(name);
+          if (named === undefined) {
+            named = referred.size;
+            referred.set(name!, named);
           }
-          referredAt.push(index);
+          referredAt.push(named);
         }
         const errors = checked.errors[at];
         if (errors) {

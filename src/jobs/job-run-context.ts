@@ -1,6 +1,11 @@
 import type { BatchAdmission } from '../admission/batch-admission.js';
 import type { Database } from '../db/database.js';
 
+/** Where a job run reports what an operator should know of (the server's log). */
+export interface WarnLog {
+  warn(details: object, message: string): void;
+}
+
 /** What a job run needs of the process it runs in. */
 export interface JobRunContext {
   db: Database;
@@ -16,6 +21,7 @@ export interface JobRunContext {
   lostSignal?: AbortSignal;
   /** Rows written, for the metrics. */
   wroteRows(resource: string, rows: number): void;
+  log: WarnLog;
 }
 
 /** The job is no longer this run's (taken over, aborted) or the server closes: stop, change nothing more. */

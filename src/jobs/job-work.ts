@@ -8,7 +8,7 @@ import { type ClaimedJob, claimJob, releaseJob, renewJob } from '../sql/job-runs
 import { dropStaleStaging } from '../sql/job-staging.js';
 import { removeExpiredJobs } from '../sql/job-upkeep.js';
 import { endJob, runJob } from './job-run.js';
-import { JobLetGo } from './job-run-context.js';
+import { JobLetGo, type WarnLog } from './job-run-context.js';
 
 /*
  * Bulk jobs' background work (extensions.md 12), in every instance. Each round claims jobs to run
@@ -44,10 +44,6 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
 const MAX_FAILED_RUNS = 5;
 const EXPIRY_EVERY_MS = 60_000;
 
-interface WarnLog {
-  warn(details: object, message: string): void;
-}
-
 export interface JobWork extends BackgroundWork {
   /** Resolves when every run started so far has ended (tests: a round, then this). */
   settled(): Promise<void>;
@@ -73,6 +69,7 @@ export function jobWork(
     stopping: () => pool.stopped,
     lost: () => false,
     wroteRows,
+    log,
   };
 
   async function run(job: ClaimedJob): Promise<void> {

@@ -45,6 +45,10 @@ export async function writeFile(
     }
     // Copied again and lost before a block was written: something drops them; stop rather than loop.
     if (restaged) throw new Error(`the staged rows of job ${job.id} were lost right after they were copied`);
+    context.log.warn(
+      { job: job.id, fromLine },
+      `job ${job.id}: its staged rows were lost (a restart of PostgreSQL or a failover); checking the file again to copy the rows after line ${fromLine}`,
+    );
     await stageFile(context, job, resource, fromLine);
     restaged = true;
   }

@@ -4,6 +4,7 @@ import type { TenantClient } from '../../kit/tenant-client.js';
 import { DEFAULT_ADMISSION } from '../../src/admission/admission-limits.js';
 import { BatchAdmission } from '../../src/admission/batch-admission.js';
 import type { Database, Queryable } from '../../src/db/database.js';
+import type { WarnLog } from '../../src/jobs/job-run-context.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, type JobWork, jobWork } from '../../src/jobs/job-work.js';
 
 /*
@@ -158,6 +159,8 @@ export function testJobWork(
   options: {
     settings?: Partial<JobSettings>;
     admission?: BatchAdmission;
+    /** Where its warnings go (else nowhere). */
+    log?: WarnLog;
   } = {},
 ): JobWork {
   return jobWork(
@@ -166,7 +169,7 @@ export function testJobWork(
     { ...DEFAULT_JOB_SETTINGS, ...options.settings },
     options.admission ?? new BatchAdmission(DEFAULT_ADMISSION),
     () => {},
-    { warn() {} },
+    options.log ?? { warn() {} },
   );
 }
 

@@ -96,7 +96,9 @@ for (const backend of backends()) {
           if (block === 2) await db.query(`TRUNCATE ${stagingTables(id).rows}`);
           return run();
         });
-        const work = testJobWork(emptying, 'instance-1', { settings: { maxRunning: 1 } });
+        const warnings: string[] = [];
+        const log = { warn: (_details: object, message: string) => warnings.push(message) };
+        const work = testJobWork(emptying, 'instance-1', { settings: { maxRunning: 1 }, log });
         await work.round();
         await work.settled();
         await work.close?.();
@@ -113,6 +115,13 @@ for (const backend of backends()) {
         // Blocks 1 and 2 (lost), the 15,000 rows copied again in sends of up to 10,000, blocks 2 and 3
         // and the job's end: the copy gathers the check's small blocks, not a transaction each.
         assert.ok(transactions <= 8, `${transactions} transactions while writing`);
+        // The operator is told, once: the file is checked again.
+        assert.deepEqual(
+          warnings.filter((message) => message.includes('staged rows were lost')),
+          [
+            `job ${id}: its staged rows were lost (a restart of PostgreSQL or a failover); checking the file again to copy the rows after line 10001`,
+          ],
+        );
       } finally {
         await tenant.transport.app.close();
       }
