@@ -140,6 +140,7 @@ export async function checkFile(
   try {
     for await (const checked of checkedChunks(context, job, resource, stages)) {
       const staging = stages();
+      if (staging) hasKeys(checked);
       const refused = await refusedReferences(context, job, resource, checked, knownReferences);
       // The valid rows the reference rule fails, by their index among the valid ones.
       const dropped: number[] = [];
@@ -191,6 +192,19 @@ export async function checkFile(
   }
   await copy.finish(repeated);
   return {};
+}
+
+/**
+ * A chunk staged has each valid row's key and hashes (made only when its check was asked to stage):
+ * without them the repeated keys would be missed in silence, and rows written twice.
+ */
+function hasKeys(checked: CheckedChunk): void {
+  const { valid, keys, keyHashes } = checked;
+  if (keys.ends.length !== valid.length || keyHashes.length !== 2 * valid.length) {
+    throw new Error(
+      `a chunk staged without its keys: ${keys.ends.length} keys of ${valid.length} valid rows`,
+    );
+  }
 }
 
 /**
@@ -261,6 +275,7 @@ export async function stageFile(
         throw new Error(`job ${job.id}'s file is not readable now: ${checked.problem}`);
       const { lines, failed, valid, keyHashes } = checked;
       if (lines.length === 0 || lines[lines.length - 1]! <= fromLine) continue;
+      hasKeys(checked);
       await failedLines.loadThrough(lines[lines.length - 1]!);
       // The valid rows left out (by their index among the valid ones): those written or failed.
       const dropped: number[] = [];
