@@ -142,27 +142,21 @@ export async function checkFile(
       const staging = stages();
       if (staging) hasKeys(checked);
       const refused = await refusedReferences(context, job, resource, checked, knownReferences);
-      // The valid rows the reference rule fails, by their index among the valid ones.
-      const dropped: number[] = [];
-      const { failed, valid, keyHashes } = checked;
-      let nextFailed = 0;
-      for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
-        if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-        if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
-          const { at, key, errors } = failed[nextFailed++]!;
-          fail(checked.lines[at]!, key, refused(at) ? referenceFailure(resource, errors) : errors);
-          continue;
-        }
-        const at = valid[v]!;
-        const line = checked.lines[at]!;
-        if (refused(at)) {
-          fail(line, textAt(checked.validKeyTexts, v), referenceFailure(resource, undefined));
-          dropped.push(v);
-        } else if (staging && repeated.note(keyHashes[2 * v]!, keyHashes[2 * v + 1]!)) {
-          repeated.keep(textAt(checked.keys, v), line);
-        }
-        v++;
-      }
+      // The valid rows the reference rule fails are left out of the staged text.
+      const dropped = await rowsInOrder(
+        checked,
+        ({ at, key, errors }, line) => {
+          fail(line, key, refused(at) ? referenceFailure(resource, errors) : errors);
+        },
+        (v, line) => {
+          if (refused(checked.valid[v]!)) {
+            fail(line, textAt(checked.validKeyTexts, v), referenceFailure(resource, undefined));
+            return true;
+          }
+          if (staging) noteKey(repeated, checked, v, line);
+          return false;
+        },
+      );
       if (staging) stageChecked(staged, checked, dropped);
       received += checked.lines.length;
       unsent = true;
@@ -192,6 +186,39 @@ export async function checkFile(
   }
   await copy.finish(repeated);
   return {};
+}
+
+/**
+ * A chunk's rows in file order, its failed ones and its valid ones merged, a turn of the event loop
+ * every YIELD_ROWS rows: `onFailed` with the failed row's entry and line, `onValid` with the valid
+ * row's index among the valid ones and its line. Returns the valid indexes `onValid` answered true
+ * for: the rows to leave out of the staged text (stageChecked).
+ */
+async function rowsInOrder(
+  checked: CheckedChunk,
+  onFailed: (failed: CheckedChunk['failed'][number], line: number) => void,
+  onValid: (v: number, line: number) => boolean,
+): Promise<number[]> {
+  const { failed, valid, lines } = checked;
+  const dropped: number[] = [];
+  let nextFailed = 0;
+  for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
+    if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
+    if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
+      const row = failed[nextFailed++]!;
+      onFailed(row, lines[row.at]!);
+      continue;
+    }
+    if (onValid(v, lines[valid[v]!]!)) dropped.push(v);
+    v++;
+  }
+  return dropped;
+}
+
+/** A valid row's key noted by the repeated keys' filter, and kept exactly when it may repeat one. */
+function noteKey(repeated: RepeatedKeys, checked: CheckedChunk, v: number, line: number): void {
+  const { keyHashes } = checked;
+  if (repeated.note(keyHashes[2 * v]!, keyHashes[2 * v + 1]!)) repeated.keep(textAt(checked.keys, v), line);
 }
 
 /**
@@ -273,29 +300,25 @@ export async function stageFile(
       // The file was read to its end when checked: a problem now is a bug, never a silent end.
       if (checked.problem !== undefined)
         throw new Error(`job ${job.id}'s file is not readable now: ${checked.problem}`);
-      const { lines, failed, valid, keyHashes } = checked;
+      const { lines } = checked;
       if (lines.length === 0 || lines[lines.length - 1]! <= fromLine) continue;
       hasKeys(checked);
       await failedLines.loadThrough(lines[lines.length - 1]!);
-      // The valid rows left out (by their index among the valid ones): those written or failed.
-      const dropped: number[] = [];
-      let nextFailed = 0;
-      for (let v = 0; v < valid.length || nextFailed < failed.length; ) {
-        if ((v + nextFailed) % YIELD_ROWS === YIELD_ROWS - 1) await nextTurn();
-        if (nextFailed < failed.length && (v === valid.length || failed[nextFailed]!.at < valid[v]!)) {
-          const line = lines[failed[nextFailed++]!.at]!;
+      // The valid rows left out: those written or failed.
+      const dropped = await rowsInOrder(
+        checked,
+        (_failed, line) => {
           // Failed when checked; a row that did not is a bug, never a silent skip.
           if (line > fromLine && !failedLines.has(line)) {
             throw new Error(`line ${line} was valid when checked and is not now`);
           }
-          continue;
-        }
-        const line = lines[valid[v]!]!;
-        if (line <= fromLine || failedLines.has(line)) dropped.push(v);
-        else if (repeated.note(keyHashes[2 * v]!, keyHashes[2 * v + 1]!))
-          repeated.keep(textAt(checked.keys, v), line);
-        v++;
-      }
+        },
+        (v, line) => {
+          if (line <= fromLine || failedLines.has(line)) return true;
+          noteKey(repeated, checked, v, line);
+          return false;
+        },
+      );
       stageChecked(staged, checked, dropped);
       if (copyIsDue(staged)) {
         await copy.send(staged, (tx) => renewJob(tx, job.id, holder, leaseSeconds));
